@@ -1,0 +1,167 @@
+#!/usr/bin/env node
+// larder's entry point: reads flags and LARDER_* env, loads the repositories and admin
+// credentials, repairs the store, and serves the LAN and web listeners until stopped.
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Config, Effect, Layer, Logger, References } from "effect"
+import { Command, Flag } from "effect/cli"
+import { Repositories } from "../src/actors/Repositories.ts"
+import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/UpstreamClient.ts"
+import { Metrics } from "../src/admin/Metrics.ts"
+import { makeApp } from "../src/http/app.ts"
+import { makeBasicAuth } from "../src/http/basicAuth.ts"
+import { serveListener } from "../src/http/Listeners.ts"
+import { defaultLanSourceRanges, parseSourceRanges } from "../src/http/SourceRanges.ts"
+import { BlobStore } from "../src/storage/BlobStore.ts"
+import { Index } from "../src/storage/Index.ts"
+import { repairStore } from "../src/storage/repair.ts"
+import { loadAdminCredentials } from "./config/adminCredentials.ts"
+import { ConfigError, loadRepositories } from "./config/loadRepositories.ts"
+import { mkdirSync } from "node:fs"
+import { resolve } from "node:path"
+
+const logLevels = ["trace", "debug", "info", "warn", "error"] as const
+const levelNames = { trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const
+
+const withEnv = <A>(flag: Flag.Flag<A>, env: Config.Config<A>, fallback: A) =>
+  flag.pipe(Flag.withFallbackConfig(env), Flag.withDefault(fallback))
+
+export const serveFlags = {
+  dataDir: withEnv(
+    Flag.String("data-dir").pipe(Flag.withDescription("Directory for the index, blobs and generated secrets")),
+    Config.String("LARDER_DATA_DIR"),
+    "./data"
+  ),
+  lanPort: withEnv(
+    Flag.Int("lan-port").pipe(Flag.withDescription("Port of the LAN listener (artifacts without auth, source ranges)")),
+    Config.Int("LARDER_LAN_PORT"),
+    8081
+  ),
+  webPort: withEnv(
+    Flag.Int("web-port").pipe(Flag.withDescription("Port of the web listener (behind the ingress)")),
+    Config.Int("LARDER_WEB_PORT"),
+    8080
+  ),
+  listenAddress: withEnv(
+    Flag.String("listen-address").pipe(Flag.withDescription("Address both listeners bind to")),
+    Config.String("LARDER_LISTEN_ADDRESS"),
+    "::"
+  ),
+  lanSourceRanges: withEnv(
+    Flag.String("lan-source-ranges").pipe(Flag.withDescription("Comma-separated CIDR ranges the LAN listener accepts")),
+    Config.String("LARDER_LAN_SOURCE_RANGES"),
+    defaultLanSourceRanges.join(",")
+  ),
+  repositories: Flag.String("repositories").pipe(
+    Flag.withDescription("YAML or JSON list of repository objects (Nexus REST shape) overriding the defaults by name"),
+    Flag.withFallbackConfig(Config.String("LARDER_REPOSITORIES")),
+    Flag.optional
+  ),
+  adminSecretDir: Flag.String("admin-secret-dir").pipe(
+    Flag.withDescription("Directory holding files `username` and `password` with the admin credentials"),
+    Flag.withFallbackConfig(Config.String("LARDER_ADMIN_SECRET_DIR")),
+    Flag.optional
+  ),
+  logLevel: withEnv(
+    Flag.Literals("log-level", logLevels).pipe(Flag.withDescription("Minimum level logged")),
+    Config.Literals(logLevels, "LARDER_LOG_LEVEL"),
+    "info"
+  ),
+  upstreamConcurrency: withEnv(
+    Flag.Int("upstream-concurrency").pipe(Flag.withDescription("Requests in flight per upstream origin")),
+    Config.Int("LARDER_UPSTREAM_CONCURRENCY"),
+    defaultUpstreamClientOptions.concurrencyPerUpstream
+  ),
+  upstreamTimeout: withEnv(
+    Flag.Int("upstream-timeout").pipe(Flag.withDescription("Seconds to wait for an upstream's response headers")),
+    Config.Int("LARDER_UPSTREAM_TIMEOUT"),
+    defaultUpstreamClientOptions.connectTimeoutMs / 1000
+  )
+}
+
+type ServeOptions = {
+  readonly [K in keyof typeof serveFlags]: (typeof serveFlags)[K] extends Flag.Flag<infer A> ? A : never
+}
+
+const serve = (options: ServeOptions) =>
+  Effect.gen(function*() {
+    const dataDir = resolve(options.dataDir)
+    mkdirSync(dataDir, { recursive: true })
+    const sourceRanges = yield* Effect.try({
+      try: () => parseSourceRanges(options.lanSourceRanges.split(",")),
+      catch: (error) => new ConfigError({ message: `--lan-source-ranges: ${(error as Error).message}` })
+    })
+    const { repositories, overridden } = yield* loadRepositories(options.repositories._tag === "Some" ? options.repositories.value : undefined)
+    const admin = yield* loadAdminCredentials({
+      secretDir: options.adminSecretDir._tag === "Some" ? options.adminSecretDir.value : undefined,
+      env: process.env,
+      dataDir
+    })
+
+    const storage = Layer.mergeAll(BlobStore.layer(dataDir), Index.layer(dataDir))
+    const services = Layer.mergeAll(
+      Metrics.layer,
+      UpstreamClient.layer({
+        ...defaultUpstreamClientOptions,
+        concurrencyPerUpstream: options.upstreamConcurrency,
+        connectTimeoutMs: options.upstreamTimeout * 1000
+      })
+    ).pipe(Layer.provideMerge(storage))
+
+    const program = Effect.gen(function*() {
+      const repaired = yield* repairStore
+      const metrics = yield* Metrics
+      metrics.repairs.inc({ kind: "temp-file" }, repaired.tempFiles)
+      metrics.repairs.inc({ kind: "missing-blob-entry" }, repaired.droppedEntries)
+      metrics.repairs.inc({ kind: "orphan-blob" }, repaired.orphanBlobs)
+      yield* Effect.logInfo(
+        `store repaired: ${repaired.tempFiles} temp files removed, ${repaired.droppedEntries} entries with missing blobs dropped, ${repaired.orphanBlobs} orphan blobs removed`
+      )
+      // The defaults are written once; a --repositories file is authoritative for what it names.
+      const index = yield* Index
+      for (const repository of repositories) {
+        if (overridden.has(repository.name) || index.getRepository(repository.name) === undefined) {
+          yield* Effect.promise(() => index.putRepository(repository.name, repository))
+        }
+      }
+      return yield* Effect.gen(function*() {
+        const repositoriesService = yield* Repositories
+        for (const repository of repositoriesService.list()) {
+          if (repository.proxy.remoteUrl === "") {
+            yield* Effect.logWarning(
+              `repository "${repository.name}" has no upstream; set proxy.remoteUrl in the --repositories file or with PUT /service/rest/v1/repositories/${repository.format}/proxy/${repository.name}`
+            )
+          }
+        }
+        const checkAdmin = makeBasicAuth(admin.username, admin.password)
+        const lan = yield* serveListener({
+          host: options.listenAddress,
+          port: options.lanPort,
+          app: yield* makeApp({ listener: "lan", sourceRanges, checkAdmin })
+        })
+        const web = yield* serveListener({
+          host: options.listenAddress,
+          port: options.webPort,
+          app: yield* makeApp({ listener: "web", sourceRanges: undefined, checkAdmin })
+        })
+        yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} admin=${admin.username} (${admin.source})`)
+        return yield* Effect.never
+      }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)
+    })
+    return yield* program.pipe(Effect.provide(services))
+  }).pipe(
+    Effect.provideService(References.MinimumLogLevel, levelNames[options.logLevel]),
+    Effect.catchTag("ConfigError", (error) =>
+      Effect.logError(`larder cannot start: ${error.message}`).pipe(Effect.andThen(Effect.sync(() => process.exit(2)))))
+  )
+
+export const larder = Command.make("larder", serveFlags, serve).pipe(
+  Command.withDescription("Artifact cache, SSO gate and SBOM intake for a small platform team's LAN")
+)
+
+if (import.meta.main) {
+  larder.pipe(
+    Command.run({ version: "0.1.0" }),
+    Effect.provide(Layer.mergeAll(NodeServices.layer, Logger.layer([Logger.consolePretty()]))),
+    NodeRuntime.runMain
+  )
+}

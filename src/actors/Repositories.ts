@@ -1,0 +1,84 @@
+// The repository actors: one per repository name, started on first use, shared while in use and
+// stopped after an idle period (RcMap). Configuration lives in the index; a change swaps the actor
+// for new requests while requests in flight finish on the old one.
+import { Context, Duration, Effect, Exit, Layer, RcMap, Schema } from "effect"
+import { Repository } from "../../appliance/config/Repository.ts"
+import { Metrics } from "../admin/Metrics.ts"
+import { BlobStore } from "../storage/BlobStore.ts"
+import { Index } from "../storage/Index.ts"
+import { makeRepositoryActor, type RepositoryActor, type RepositoryReply, type RepositoryRequest } from "./RepositoryActor.ts"
+import { UpstreamClient } from "./UpstreamClient.ts"
+
+export class UnknownRepository extends Schema.TaggedError<UnknownRepository>()("UnknownRepository", {
+  name: Schema.String
+}) {}
+
+const decodeStored = Schema.decodeUnknownExit(Repository)
+
+export class Repositories extends Context.Service<Repositories, {
+  readonly handle: (name: string, request: RepositoryRequest) => Effect.Effect<RepositoryReply>
+  readonly get: (name: string) => Repository | undefined
+  readonly list: () => ReadonlyArray<Repository>
+  /** stores the configuration and applies it to new requests */
+  readonly put: (repository: Repository) => Effect.Effect<void>
+}>()("larder/actors/Repositories") {
+  static readonly layer = (options: { readonly idleTimeToLive?: Duration.Input } = {}) =>
+    Layer.effect(
+      Repositories,
+      Effect.gen(function*() {
+        const index = yield* Index
+        const deps = { index, blobs: yield* BlobStore, client: yield* UpstreamClient, metrics: yield* Metrics }
+        const configs = new Map<string, Repository>()
+        for (const stored of index.repositories()) {
+          const exit = decodeStored(stored)
+          if (Exit.isSuccess(exit)) configs.set(exit.value.name, exit.value)
+          else yield* Effect.logWarning(`ignoring a stored repository configuration that no longer decodes: ${JSON.stringify(stored)}`)
+        }
+        const actors = yield* RcMap.make({
+          lookup: (name: string) =>
+            Effect.gen(function*() {
+              const config = configs.get(name)
+              if (config === undefined) return yield* new UnknownRepository({ name })
+              return yield* Effect.acquireRelease(
+                Effect.sync(() => makeRepositoryActor(config, deps)),
+                (actor: RepositoryActor) => Effect.promise(() => actor.drain())
+              )
+            }),
+          idleTimeToLive: options.idleTimeToLive ?? Duration.minutes(10)
+        })
+
+        const handle = (name: string, request: RepositoryRequest) =>
+          Effect.scoped(
+            RcMap.get(actors, name).pipe(
+              Effect.flatMap((actor) => actor.handle(request)),
+              Effect.catchTag("UnknownRepository", () =>
+                Effect.succeed<RepositoryReply>({
+                  kind: "error",
+                  status: 404,
+                  message: `repository "${name}" does not exist; GET /service/rest/v1/repositories lists the repositories`
+                })),
+              Effect.catchDefect((defect) => {
+                // A crashed actor: logged with its key, counted, dropped so the next use recreates it.
+                deps.metrics.actorCrashes.inc({ actor: "repository" })
+                return Effect.logError(`repository actor "${name}" crashed: ${defect}`).pipe(
+                  Effect.andThen(RcMap.invalidate(actors, name)),
+                  Effect.as<RepositoryReply>({ kind: "error", status: 500, message: `repository "${name}" failed; retry the request` })
+                )
+              })
+            )
+          )
+
+        return Repositories.of({
+          handle,
+          get: (name) => configs.get(name),
+          list: () => [...configs.values()],
+          put: (repository) =>
+            Effect.gen(function*() {
+              yield* Effect.promise(() => index.putRepository(repository.name, repository))
+              configs.set(repository.name, repository)
+              yield* RcMap.invalidate(actors, repository.name)
+            })
+        })
+      })
+    )
+}

@@ -1,0 +1,117 @@
+// Prometheus metrics (prom-client): process/Node defaults plus larder's request, cache, upstream and
+// blob-store figures. One registry per process, served at /service/rest/metrics/prometheus.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client"
+import { Context, Effect, Layer } from "effect"
+import { Index } from "../storage/Index.ts"
+
+export type CacheResult = "hit" | "miss" | "coalesced" | "negative" | "stale"
+
+const makeMetrics = (stats: { readonly blobs: number; readonly bytes: number }) => {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const httpRequests = new Counter({
+    name: "larder_http_requests_total",
+    help: "HTTP requests answered, by listener, repository, method and status",
+    labelNames: ["listener", "repository", "method", "status"] as const,
+    registers: [registry]
+  })
+  const httpDuration = new Histogram({
+    name: "larder_http_request_duration_seconds",
+    help: "Time to response headers, by listener",
+    labelNames: ["listener"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry]
+  })
+  const cacheRequests = new Counter({
+    name: "larder_cache_requests_total",
+    help: "Repository requests by cache result: hit, miss, coalesced (joined a fetch in flight), negative, stale",
+    labelNames: ["repository", "result"] as const,
+    registers: [registry]
+  })
+  const upstreamRequests = new Counter({
+    name: "larder_upstream_requests_total",
+    help: "Requests sent upstream, by repository and upstream status (or 'error')",
+    labelNames: ["repository", "status"] as const,
+    registers: [registry]
+  })
+  const upstreamBytes = new Counter({
+    name: "larder_upstream_bytes_total",
+    help: "Body bytes received from upstreams",
+    labelNames: ["repository"] as const,
+    registers: [registry]
+  })
+  const fetchFailures = new Counter({
+    name: "larder_fetch_failures_total",
+    help: "Upstream fetches that committed nothing, by reason (Truncated, DigestMismatch, Failed)",
+    labelNames: ["repository", "reason"] as const,
+    registers: [registry]
+  })
+  const actorCrashes = new Counter({
+    name: "larder_actor_crashes_total",
+    help: "Actors that died unexpectedly (recreated on next use)",
+    labelNames: ["actor"] as const,
+    registers: [registry]
+  })
+  new Gauge({
+    name: "larder_blobstore_bytes",
+    help: "Bytes stored in the blob store",
+    registers: [registry],
+    collect() {
+      this.set(stats.bytes)
+    }
+  })
+  new Gauge({
+    name: "larder_blobstore_blobs",
+    help: "Blobs stored in the blob store",
+    registers: [registry],
+    collect() {
+      this.set(stats.blobs)
+    }
+  })
+  const blobReadBytes = new Counter({
+    name: "larder_blobstore_read_bytes_total",
+    help: "Bytes read from the blob store for clients",
+    registers: [registry]
+  })
+  const blobWriteBytes = new Counter({
+    name: "larder_blobstore_write_bytes_total",
+    help: "Bytes written to the blob store",
+    registers: [registry]
+  })
+  const sourceRejected = new Counter({
+    name: "larder_source_rejected_total",
+    help: "Connections refused because the source address is outside the listener's source ranges",
+    labelNames: ["listener"] as const,
+    registers: [registry]
+  })
+  const repairs = new Counter({
+    name: "larder_startup_repairs_total",
+    help: "Start-up repairs: temp files removed, entries dropped for missing blobs, orphan blobs removed",
+    labelNames: ["kind"] as const,
+    registers: [registry]
+  })
+  return {
+    registry,
+    httpRequests,
+    httpDuration,
+    cacheRequests,
+    upstreamRequests,
+    upstreamBytes,
+    fetchFailures,
+    actorCrashes,
+    blobReadBytes,
+    blobWriteBytes,
+    sourceRejected,
+    repairs
+  }
+}
+
+export class Metrics extends Context.Service<Metrics, ReturnType<typeof makeMetrics>>()("larder/admin/Metrics") {
+  static readonly layer = Layer.effect(
+    Metrics,
+    Effect.gen(function*() {
+      const index = yield* Index
+      return Metrics.of(makeMetrics(index.stats))
+    })
+  )
+}

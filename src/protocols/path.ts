@@ -1,0 +1,51 @@
+// Request paths as repositories see them: split from the URL, percent-decoded once, and refused
+// when they could step outside the repository (on the upstream or anywhere else).
+
+export type RepositoryPath =
+  | { readonly ok: true; readonly repository: string; readonly path: string; readonly query: string }
+  | { readonly ok: false; readonly status: 400 | 404; readonly message: string }
+
+const traversal = "path traversal is not allowed"
+
+/** Validates a repository-relative path (no leading slash), already decoded. */
+export const checkDecodedPath = (path: string): string | undefined => {
+  if (/[\u0000-\u001f\u007f\\]/.test(path)) return "control characters and backslashes are not allowed in paths"
+  for (const segment of path.split("/")) {
+    if (segment === ".." || segment === ".") return traversal
+  }
+  return undefined
+}
+
+/**
+ * Parses "/repository/<name>/<path>?query" from a raw request URL. Encoded slashes, backslashes and
+ * NUL are refused unless `allowEncodedSlash` (npm's scoped names use %2f).
+ */
+export const parseRepositoryUrl = (rawUrl: string, options: { readonly allowEncodedSlash?: boolean } = {}): RepositoryPath => {
+  const queryAt = rawUrl.indexOf("?")
+  const rawPath = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt)
+  const query = queryAt === -1 ? "" : rawUrl.slice(queryAt + 1)
+  const match = /^\/repository\/([^/]+)(?:\/(.*))?$/.exec(rawPath)
+  if (match === null) return { ok: false, status: 404, message: "expected /repository/<name>/<path>" }
+  const [, rawName, rawRest = ""] = match
+  if (/%(2f|5c|00)/i.test(rawRest) && !options.allowEncodedSlash) {
+    return { ok: false, status: 400, message: "encoded slashes, backslashes and NUL are not allowed in paths" }
+  }
+  let repository: string
+  let path: string
+  try {
+    repository = decodeURIComponent(rawName)
+    path = decodeURIComponent(rawRest)
+  } catch {
+    return { ok: false, status: 400, message: "malformed percent-encoding in path" }
+  }
+  const problem = checkDecodedPath(path) ?? checkDecodedPath(repository)
+  if (problem !== undefined) return { ok: false, status: 400, message: problem }
+  return { ok: true, repository, path, query }
+}
+
+/** Joins an upstream base URL and a repository-relative path without letting the path escape it. */
+export const upstreamUrl = (remoteUrl: string, path: string, query = ""): string => {
+  const base = remoteUrl.endsWith("/") ? remoteUrl : remoteUrl + "/"
+  const encoded = path.split("/").map(encodeURIComponent).join("/")
+  return base + encoded + (query === "" ? "" : "?" + query)
+}

@@ -1,0 +1,173 @@
+// The LMDB index: what each repository path maps to, which blobs exist and who references them,
+// negative (404) entries and repository configurations. One environment, named databases.
+import { createHash } from "node:crypto"
+import { join } from "node:path"
+import { open, type Database, type RootDatabase } from "lmdb"
+import { Context, Effect, Layer } from "effect"
+
+export interface CacheEntry {
+  readonly digest: string
+  readonly size: number
+  readonly contentType?: string | undefined
+  readonly upstreamEtag?: string | undefined
+  readonly lastModified?: string | undefined
+  /** epoch ms of the fetch (or last successful revalidation) */
+  readonly fetchedAt: number
+}
+
+export interface NegativeEntry {
+  readonly status: number
+  readonly expiresAt: number
+}
+
+export interface BlobRecord {
+  readonly size: number
+  readonly refs: number
+  readonly lastAccess: number
+}
+
+// LMDB refuses keys over 1978 bytes; keep a margin and hash the path beyond it.
+const maxKeyBytes = 1900
+
+export const entryKey = (repository: string, path: string): string => {
+  const key = `${repository}\0${path}`
+  return Buffer.byteLength(key) <= maxKeyBytes
+    ? key
+    : `${repository}\0#${createHash("sha256").update(path).digest("hex")}`
+}
+
+export interface IndexStats {
+  blobs: number
+  bytes: number
+}
+
+export class Index extends Context.Service<Index, {
+  readonly getEntry: (repository: string, path: string) => CacheEntry | undefined
+  /** puts the entry, counts a reference on its blob, releases the blob it replaces, in one transaction */
+  readonly commitEntry: (repository: string, path: string, entry: CacheEntry) => Promise<void>
+  readonly removeEntry: (repository: string, path: string) => Promise<void>
+  readonly getNegative: (repository: string, path: string) => NegativeEntry | undefined
+  readonly putNegative: (repository: string, path: string, entry: NegativeEntry) => Promise<void>
+  readonly getBlob: (digest: string) => BlobRecord | undefined
+  /** records an access time; written in batches, not per request */
+  readonly touch: (digest: string) => void
+  readonly getRepository: (name: string) => unknown
+  readonly putRepository: (name: string, config: unknown) => Promise<void>
+  readonly repositories: () => ReadonlyArray<unknown>
+  readonly stats: IndexStats
+  /** start-up repair: drops entries whose blob is missing and blob records without a file */
+  readonly repair: (blobExists: (digest: string) => Promise<boolean>) => Promise<{ droppedEntries: number }>
+  readonly hasBlobRecord: (digest: string) => boolean
+  readonly flush: () => Promise<void>
+}>()("larder/storage/Index") {
+  static readonly make = (dataDir: string) =>
+    Effect.gen(function*() {
+      const root: RootDatabase = yield* Effect.acquireRelease(
+        Effect.sync(() => open({ path: join(dataDir, "index.lmdb"), compression: false, maxDbs: 16 })),
+        (db) => Effect.promise(() => db.close())
+      )
+      const entries: Database<CacheEntry, string> = root.openDB({ name: "entry" })
+      const negatives: Database<NegativeEntry, string> = root.openDB({ name: "negative" })
+      const blobs: Database<BlobRecord, string> = root.openDB({ name: "blob" })
+      const repos: Database<unknown, string> = root.openDB({ name: "repo" })
+
+      const stats: IndexStats = { blobs: 0, bytes: 0 }
+      for (const { value } of blobs.getRange()) {
+        stats.blobs++
+        stats.bytes += value.size
+      }
+
+      const release = (digest: string, now: number) => {
+        const record = blobs.get(digest)
+        if (record === undefined) return
+        blobs.put(digest, { ...record, refs: Math.max(0, record.refs - 1), lastAccess: now })
+      }
+
+      // Access times are advisory (eviction input), so they are gathered and written once a second.
+      const pendingTouches = new Map<string, number>()
+      const flushTouches = async () => {
+        if (pendingTouches.size === 0) return
+        const batch = [...pendingTouches]
+        pendingTouches.clear()
+        await root.transaction(() => {
+          for (const [digest, at] of batch) {
+            const record = blobs.get(digest)
+            if (record !== undefined && record.lastAccess < at) blobs.put(digest, { ...record, lastAccess: at })
+          }
+        })
+      }
+      yield* Effect.acquireRelease(
+        Effect.sync(() => setInterval(() => void flushTouches(), 1000).unref()),
+        (timer) => Effect.promise(() => (clearInterval(timer), flushTouches()))
+      )
+
+      return Index.of({
+        getEntry: (repository, path) => entries.get(entryKey(repository, path)),
+        commitEntry: (repository, path, entry) =>
+          root.transaction(() => {
+            const key = entryKey(repository, path)
+            const previous = entries.get(key)
+            entries.put(key, entry)
+            negatives.remove(key)
+            if (previous?.digest === entry.digest) return
+            const record = blobs.get(entry.digest)
+            if (record === undefined) {
+              stats.blobs++
+              stats.bytes += entry.size
+            }
+            blobs.put(entry.digest, {
+              size: entry.size,
+              refs: (record?.refs ?? 0) + 1,
+              lastAccess: entry.fetchedAt
+            })
+            if (previous !== undefined) release(previous.digest, entry.fetchedAt)
+          }),
+        removeEntry: (repository, path) =>
+          root.transaction(() => {
+            const key = entryKey(repository, path)
+            const previous = entries.get(key)
+            if (previous === undefined) return
+            entries.remove(key)
+            release(previous.digest, Date.now())
+          }),
+        getNegative: (repository, path) => negatives.get(entryKey(repository, path)),
+        putNegative: (repository, path, entry) => negatives.put(entryKey(repository, path), entry).then(() => undefined),
+        getBlob: (digest) => blobs.get(digest),
+        touch: (digest) => void pendingTouches.set(digest, Date.now()),
+        getRepository: (name) => repos.get(name),
+        putRepository: (name, config) => repos.put(name, config).then(() => undefined),
+        repositories: () => [...repos.getRange()].map(({ value }) => value),
+        stats,
+        repair: async (blobExists) => {
+          const digests = new Set<string>()
+          for (const { key } of blobs.getRange()) digests.add(key)
+          for (const { value } of entries.getRange()) digests.add(value.digest)
+          const missing = new Set<string>()
+          for (const digest of digests) if (!(await blobExists(digest))) missing.add(digest)
+          let droppedEntries = 0
+          await root.transaction(() => {
+            for (const { key, value } of entries.getRange()) {
+              if (!missing.has(value.digest)) continue
+              entries.remove(key)
+              droppedEntries++
+            }
+            for (const digest of missing) {
+              const record = blobs.get(digest)
+              if (record === undefined) continue
+              blobs.remove(digest)
+              stats.blobs--
+              stats.bytes -= record.size
+            }
+          })
+          return { droppedEntries }
+        },
+        hasBlobRecord: (digest) => blobs.doesExist(digest),
+        flush: async () => {
+          await flushTouches()
+          await root.flushed
+        }
+      })
+    })
+
+  static readonly layer = (dataDir: string) => Layer.effect(Index, Index.make(dataDir))
+}

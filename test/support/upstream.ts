@@ -1,0 +1,74 @@
+// A local upstream the tests and benchmarks start: serves files they register and counts every
+// request, so a test can say exactly how often larder went upstream.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface UpstreamRoute {
+  readonly status?: number
+  readonly body?: Buffer | string
+  readonly headers?: Record<string, string>
+  /** send this many body bytes, then wait for `until` before sending the rest */
+  readonly pauseAfter?: { readonly bytes: number; readonly until: Promise<void> }
+  /** send the full Content-Length header, then close the connection after this many bytes */
+  readonly truncateAfter?: number
+}
+
+export interface Upstream {
+  readonly url: string
+  readonly port: number
+  readonly routes: Map<string, UpstreamRoute>
+  readonly requests: Array<{ readonly method: string; readonly path: string; readonly headers: IncomingMessage["headers"] }>
+  readonly count: (path: string) => number
+  readonly close: () => Promise<void>
+}
+
+const respond = (route: UpstreamRoute, req: IncomingMessage, res: ServerResponse): void => {
+  const body = typeof route.body === "string" ? Buffer.from(route.body) : route.body ?? Buffer.alloc(0)
+  res.writeHead(route.status ?? 200, {
+    "content-type": "application/octet-stream",
+    "content-length": String(body.length),
+    ...route.headers
+  })
+  if (req.method === "HEAD") return void res.end()
+  if (route.truncateAfter !== undefined) {
+    res.write(body.subarray(0, route.truncateAfter), () => res.socket?.destroy())
+    return
+  }
+  if (route.pauseAfter !== undefined) {
+    const { bytes, until } = route.pauseAfter
+    res.write(body.subarray(0, bytes))
+    void until.then(() => res.end(body.subarray(bytes)))
+    return
+  }
+  res.end(body)
+}
+
+export const startUpstream = async (host = "127.0.0.1"): Promise<Upstream> => {
+  const routes = new Map<string, UpstreamRoute>()
+  const requests: Upstream["requests"] = []
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0]
+    requests.push({ method: req.method ?? "GET", path, headers: req.headers })
+    const route = routes.get(path)
+    if (route === undefined) {
+      res.writeHead(404, { "content-type": "text/plain" })
+      return void res.end("not found\n")
+    }
+    respond(route, req, res)
+  })
+  server.keepAliveTimeout = 1000
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    routes,
+    requests,
+    count: (path) => requests.filter((r) => r.path === path).length,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
