@@ -39,19 +39,22 @@ export const loadAdminCredentials = (options: {
       const read = (name: string) => Effect.promise(() => fs.readFile(join(secretDir, name), "utf8").then((s) => s.trim()))
       return { username: yield* read("username"), password: yield* read("password"), source: `secret directory ${secretDir}` }
     }
-    if (env.LARDER_ADMIN_USERNAME !== undefined || env.LARDER_ADMIN_PASSWORD !== undefined) {
-      if (!env.LARDER_ADMIN_USERNAME || !env.LARDER_ADMIN_PASSWORD) {
+    // an empty variable counts as unset
+    const username = env.LARDER_ADMIN_USERNAME || undefined
+    const password = env.LARDER_ADMIN_PASSWORD || undefined
+    if (username !== undefined || password !== undefined) {
+      if (username === undefined || password === undefined) {
         return yield* new ConfigError({ message: "set both LARDER_ADMIN_USERNAME and LARDER_ADMIN_PASSWORD, or neither" })
       }
-      return { username: env.LARDER_ADMIN_USERNAME, password: env.LARDER_ADMIN_PASSWORD, source: "environment" }
+      return { username, password, source: "environment" }
     }
     const file = join(dataDir, "admin.password")
     if (existsSync(file)) {
-      const password = yield* Effect.promise(() => fs.readFile(file, "utf8").then((s) => s.trim()))
-      return { username: "admin", password, source: `${file}` }
+      const stored = yield* Effect.promise(() => fs.readFile(file, "utf8").then((s) => s.trim()))
+      return { username: "admin", password: stored, source: `${file}` }
     }
-    const password = randomBytes(18).toString("base64url")
-    yield* Effect.promise(() => fs.writeFile(file, password + "\n", { mode: 0o600, flag: "wx" }))
-    yield* Effect.logWarning(`generated admin password for user "admin": ${password} (stored in ${file}, mode 0600)`)
-    return { username: "admin", password, source: `generated into ${file}` }
+    const generated = randomBytes(18).toString("base64url")
+    yield* Effect.promise(() => fs.writeFile(file, generated + "\n", { mode: 0o600, flag: "wx" }))
+    yield* Effect.logWarning(`generated admin password for user "admin": ${generated} (stored in ${file}, mode 0600)`)
+    return { username: "admin", password: generated, source: `generated into ${file}` }
   })

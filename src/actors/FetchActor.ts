@@ -204,7 +204,10 @@ export const followerStream = (
           handle ??= await openFile()
           for (;;) {
             if (position >= end) return void this.push(null)
-            const available = Math.min(fetch.written(), end)
+            // The last byte is held back until the fetch is verified and committed: a client that
+            // has every declared byte takes the body as complete, so it must not get them early.
+            const written = settled?.ok ? fetch.written() : Math.max(0, fetch.written() - 1)
+            const available = Math.min(written, end)
             if (position < available) {
               const buffer = Buffer.allocUnsafe(Math.min(chunkSize, available - position))
               const { bytesRead } = await handle.read(buffer, 0, buffer.length, position)

@@ -1,8 +1,12 @@
 // Acceptance 1, 2 and 8 of the foundation: a raw file pulls through the real appliance process
 // against a local upstream that counts requests.
+import { execFile } from "node:child_process"
+import { promisify } from "node:util"
 import { randomBytes } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import t from "tap"
-import { startAppliance } from "../support/appliance.ts"
+import { startAppliance, tempDir } from "../support/appliance.ts"
 import { metricValue, send, sha256 } from "../support/http.ts"
 import { startUpstream } from "../support/upstream.ts"
 
@@ -115,15 +119,28 @@ t.test("traversal payloads get 400; unknown repository 404; offline 503", async 
   t.equal(oversized.status, 431, "oversized headers refused before routing")
 })
 
+t.test("curl downloads through the proxy, and its --path-as-is traversal is refused", async (t) => {
+  const body = randomBytes(2_000_000)
+  upstream.routes.set("/files/release/tool-1.2.3.zip", { body })
+  const out = join(tempDir(), "tool.zip")
+  // asynchronously: the upstream fixture lives in this process and must keep answering
+  const curl = async (args: Array<string>) => (await promisify(execFile)("curl", args)).stdout
+  const code = await curl(["-sS", "-o", out, "-w", "%{http_code}", `${lan}/repository/raw-codehost/release/tool-1.2.3.zip`])
+  t.equal(code, "200")
+  t.equal(sha256(readFileSync(out)), sha256(body), "curl got the upstream's bytes")
+  const traversal = await curl(["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", `${lan}/repository/raw-codehost/../../etc/passwd`])
+  t.equal(traversal, "400")
+})
+
 t.test("status probes and metrics agree with what happened", async (t) => {
   t.equal((await send(lan, "/service/rest/v1/status")).status, 200)
   t.equal((await send(lan, "/service/rest/v1/status/writable")).status, 200)
   const metrics = await send(lan, "/service/rest/metrics/prometheus", { headers: { authorization: appliance.auth } })
   const text = metrics.body.toString()
-  t.equal(metricValue(text, "larder_cache_requests_total", { repository: "raw-codehost", result: "miss" }), 5)
+  t.equal(metricValue(text, "larder_cache_requests_total", { repository: "raw-codehost", result: "miss" }), 6)
   t.equal(metricValue(text, "larder_cache_requests_total", { repository: "raw-codehost", result: "negative" }), 1)
   t.ok(metricValue(text, "larder_cache_requests_total", { repository: "raw-codehost", result: "hit" }) >= 6)
   t.equal(metricValue(text, "larder_upstream_requests_total", { repository: "raw-codehost", status: "429" }), 2)
-  t.equal(metricValue(text, "larder_blobstore_blobs"), 2, "two distinct blobs stored")
+  t.equal(metricValue(text, "larder_blobstore_blobs"), 3, "three distinct blobs stored")
   t.ok(metricValue(text, "process_resident_memory_bytes") > 0, "process defaults present")
 })

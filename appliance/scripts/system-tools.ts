@@ -1,0 +1,22 @@
+// `npm test`'s pretest: makes sure the system tools the tests drive are installed. As root it
+// installs the missing ones with apt-get; otherwise it prints the command and fails.
+import { spawnSync } from "node:child_process"
+
+// command the tests run -> Debian package that provides it
+const required: Record<string, string> = {
+  curl: "curl"
+}
+
+const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0
+
+const missing = [...new Set(Object.entries(required).filter(([command]) => !has(command)).map(([, pkg]) => pkg))]
+if (missing.length === 0) process.exit(0)
+
+const install = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(" ")}`
+if (process.getuid?.() !== 0) {
+  console.error(`The tests need system packages that are missing. Run as root:\n  ${install}`)
+  process.exit(1)
+}
+console.log(`installing test tools: ${missing.join(" ")}`)
+const result = spawnSync("sh", ["-c", install], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } })
+process.exit(result.status ?? 1)
