@@ -9,6 +9,7 @@ import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/Upst
 import { Metrics } from "../src/admin/Metrics.ts"
 import { makeApp } from "../src/http/app.ts"
 import { makeBasicAuth } from "../src/http/basicAuth.ts"
+import { makeFastPath } from "../src/http/fastPath.ts"
 import { serveListener } from "../src/http/Listeners.ts"
 import { defaultLanSourceRanges, parseSourceRanges } from "../src/http/SourceRanges.ts"
 import { BlobStore } from "../src/storage/BlobStore.ts"
@@ -133,16 +134,18 @@ const serve = (options: ServeOptions) =>
           }
         }
         const checkAdmin = makeBasicAuth(admin.username, admin.password)
-        const lan = yield* serveListener({
-          host: options.listenAddress,
-          port: options.lanPort,
-          app: yield* makeApp({ listener: "lan", sourceRanges, checkAdmin })
-        })
-        const web = yield* serveListener({
-          host: options.listenAddress,
-          port: options.webPort,
-          app: yield* makeApp({ listener: "web", sourceRanges: undefined, checkAdmin })
-        })
+        const metricsService = yield* Metrics
+        const listen = (listener: "lan" | "web", port: number, ranges: typeof sourceRanges | undefined) =>
+          Effect.gen(function*() {
+            return yield* serveListener({
+              host: options.listenAddress,
+              port,
+              app: yield* makeApp({ listener, sourceRanges: ranges, checkAdmin }),
+              fastPath: makeFastPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService })
+            })
+          })
+        const lan = yield* listen("lan", options.lanPort, sourceRanges)
+        const web = yield* listen("web", options.webPort, undefined)
         yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} admin=${admin.username} (${admin.source})`)
         return yield* Effect.never
       }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)
@@ -150,7 +153,7 @@ const serve = (options: ServeOptions) =>
     return yield* program.pipe(Effect.provide(services))
   }).pipe(
     Effect.provideService(References.MinimumLogLevel, levelNames[options.logLevel]),
-    Effect.catchTag("ConfigError", (error) =>
+    Effect.catchTag(["ConfigError", "ListenError"], (error) =>
       Effect.logError(`larder cannot start: ${error.message}`).pipe(Effect.andThen(Effect.sync(() => process.exit(2)))))
   )
 

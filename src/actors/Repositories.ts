@@ -6,7 +6,10 @@ import { Repository } from "../../appliance/config/Repository.ts"
 import { Metrics } from "../admin/Metrics.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import { Index } from "../storage/Index.ts"
-import { makeRepositoryActor, type RepositoryActor, type RepositoryReply, type RepositoryRequest } from "./RepositoryActor.ts"
+import { makeSmallBlobCache } from "../storage/SmallBlobCache.ts"
+import { classify } from "../protocols/raw/classify.ts"
+import { isFresh, makeRepositoryActor, type RepositoryActor, type RepositoryReply, type RepositoryRequest } from "./RepositoryActor.ts"
+import { serveEntrySync, smallBlob } from "./serveEntry.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
 
 export class UnknownRepository extends Schema.TaggedError<UnknownRepository>()("UnknownRepository", {
@@ -17,17 +20,28 @@ const decodeStored = Schema.decodeUnknownExit(Repository)
 
 export class Repositories extends Context.Service<Repositories, {
   readonly handle: (name: string, request: RepositoryRequest) => Effect.Effect<RepositoryReply>
+  /** a fresh hit answered without I/O, or undefined when the request needs the actor */
+  readonly tryHit: (name: string, request: RepositoryRequest) => RepositoryReply | undefined
   readonly get: (name: string) => Repository | undefined
   readonly list: () => ReadonlyArray<Repository>
   /** stores the configuration and applies it to new requests */
   readonly put: (repository: Repository) => Effect.Effect<void>
 }>()("larder/actors/Repositories") {
-  static readonly layer = (options: { readonly idleTimeToLive?: Duration.Input } = {}) =>
+  static readonly layer = (
+    options: { readonly idleTimeToLive?: Duration.Input; readonly smallBlobCacheBytes?: number } = {}
+  ) =>
     Layer.effect(
       Repositories,
       Effect.gen(function*() {
         const index = yield* Index
-        const deps = { index, blobs: yield* BlobStore, client: yield* UpstreamClient, metrics: yield* Metrics }
+        const deps = {
+          index,
+          blobs: yield* BlobStore,
+          client: yield* UpstreamClient,
+          metrics: yield* Metrics,
+          // shared by all repositories: a layer pulled through two of them is kept once
+          smallBlobs: makeSmallBlobCache(options.smallBlobCacheBytes ?? 64 * 1024 * 1024, smallBlob)
+        }
         const configs = new Map<string, Repository>()
         for (const stored of index.repositories()) {
           const exit = decodeStored(stored)
@@ -68,8 +82,21 @@ export class Repositories extends Context.Service<Repositories, {
             )
           )
 
+        const tryHit = (name: string, request: RepositoryRequest): RepositoryReply | undefined => {
+          const config = configs.get(name)
+          if (config === undefined || !config.online) return undefined
+          const route = classify(request.method, request.path)
+          if (route.kind !== "content") return undefined
+          const entry = index.getEntry(name, route.path)
+          if (entry === undefined || !isFresh(config, entry, Date.now())) return undefined
+          const reply = serveEntrySync(entry, request, deps)
+          if (reply !== undefined) deps.metrics.cacheRequests.inc({ repository: name, result: "hit" })
+          return reply
+        }
+
         return Repositories.of({
           handle,
+          tryHit,
           get: (name) => configs.get(name),
           list: () => [...configs.values()],
           put: (repository) =>

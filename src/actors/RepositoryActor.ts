@@ -1,16 +1,14 @@
 // One actor per repository: its configuration, its fetches in flight and the cache decisions for
 // each request (hit, miss, join a fetch, negative, stale). It answers with a RepositoryReply that
 // src/http renders in the format's own error shape.
-import { promises as fs } from "node:fs"
 import type { Readable } from "node:stream"
 import { Effect } from "effect"
 import { minutesToMs, type Repository } from "../../appliance/config/Repository.ts"
-import type { Metrics } from "../admin/Metrics.ts"
 import { upstreamUrl } from "../protocols/path.ts"
 import { classify } from "../protocols/raw/classify.ts"
 import { parseRange, type RangeRequest } from "../protocols/range.ts"
-import type { BlobStore } from "../storage/BlobStore.ts"
-import type { CacheEntry, Index } from "../storage/Index.ts"
+import type { CacheEntry } from "../storage/Index.ts"
+import { serveEntry as serveEntryAsync, type EntryDeps } from "./serveEntry.ts"
 import { followerStream, startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
 import type { UpstreamClient } from "./UpstreamClient.ts"
 
@@ -36,20 +34,13 @@ export type RepositoryReply =
     readonly retryAfter?: string | undefined
   }
 
-export interface RepositoryDeps {
-  readonly index: Index["Service"]
-  readonly blobs: BlobStore["Service"]
+export interface RepositoryDeps extends EntryDeps {
   readonly client: UpstreamClient["Service"]
-  readonly metrics: Metrics["Service"]
 }
 
-// Small hits are read whole: one write, no stream set-up.
-const smallBlob = 64 * 1024
-
-const etagOf = (digest: string) => `"${digest.slice(7)}"`
-
-const matchesEtag = (ifNoneMatch: string | undefined, etag: string) =>
-  ifNoneMatch !== undefined && (ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag))
+/** Fresh content is served without asking the upstream; without an upstream everything is. */
+export const isFresh = (config: Repository, entry: CacheEntry, now: number): boolean =>
+  now - entry.fetchedAt < minutesToMs(config.proxy.contentMaxAge) || config.proxy.remoteUrl === ""
 
 export interface RepositoryActor {
   readonly config: Repository
@@ -64,40 +55,8 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
   const inFlight = new Map<string, Fetch>()
   const count = (result: "hit" | "miss" | "coalesced" | "negative" | "stale") =>
     metrics.cacheRequests.inc({ repository: name, result })
-  const maxAge = minutesToMs(config.proxy.contentMaxAge)
 
-  const serveEntry = async (entry: CacheEntry, request: RepositoryRequest): Promise<RepositoryReply> => {
-    const etag = etagOf(entry.digest)
-    const headers: Record<string, string> = {
-      "content-type": entry.contentType ?? "application/octet-stream",
-      etag,
-      "accept-ranges": "bytes"
-    }
-    if (entry.lastModified !== undefined) headers["last-modified"] = entry.lastModified
-    index.touch(entry.digest)
-    if (matchesEtag(request.ifNoneMatch, etag)) return { kind: "content", status: 304, headers, body: undefined }
-    const range = parseRange(request.range, entry.size)
-    if (range.kind === "unsatisfiable") {
-      return { kind: "content", status: 416, headers: { ...headers, "content-range": `bytes */${entry.size}` }, body: undefined }
-    }
-    const partial = range.kind === "range"
-    const start = partial ? range.start : 0
-    const end = partial ? range.end : entry.size - 1
-    const length = entry.size === 0 ? 0 : end - start + 1
-    headers["content-length"] = String(length)
-    if (partial) headers["content-range"] = `bytes ${start}-${end}/${entry.size}`
-    const status = partial ? 206 : 200
-    if (request.method === "HEAD") return { kind: "content", status, headers, body: undefined }
-    if (length === 0) return { kind: "content", status, headers, body: new Uint8Array(0) }
-    metrics.blobReadBytes.inc(length)
-    if (!partial && entry.size <= smallBlob) {
-      const body = await fs.readFile(blobs.blobPath(entry.digest))
-      if (body.length !== entry.size) throw new Error(`blob ${entry.digest} has ${body.length} bytes, index says ${entry.size}`)
-      return { kind: "content", status, headers, body }
-    }
-    const body = await Effect.runPromise(blobs.open(entry.digest, partial ? { start, end } : undefined))
-    return { kind: "content", status, headers, body }
-  }
+  const serveEntry = (entry: CacheEntry, request: RepositoryRequest) => serveEntryAsync(entry, request, deps)
 
   const serveFetch = (fetch: Fetch, head: Extract<FetchHead, { kind: "body" }>, request: RepositoryRequest): RepositoryReply => {
     const headers: Record<string, string> = { "content-type": head.contentType ?? "application/octet-stream" }
@@ -170,7 +129,7 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     const path = route.path
     const entry = index.getEntry(name, path)
     const now = Date.now()
-    if (entry !== undefined && (now - entry.fetchedAt < maxAge || config.proxy.remoteUrl === "")) {
+    if (entry !== undefined && isFresh(config, entry, now)) {
       count("hit")
       return serveEntry(entry, request)
     }

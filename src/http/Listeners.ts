@@ -3,7 +3,10 @@
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import type { FastPath } from "./fastPath.ts"
+
+export class ListenError extends Schema.TaggedError<ListenError>()("ListenError", { message: Schema.String }) {}
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 
 // Request headers beyond this get 431 from node before any handler runs.
@@ -13,11 +16,29 @@ export const serveListener = <E, R>(options: {
   readonly host: string
   readonly port: number
   readonly app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  readonly fastPath?: FastPath
 }) =>
   Effect.gen(function*() {
-    const server = createServer({ maxHeaderSize: maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: 65_000 })
-    const http = yield* NodeHttpServer.make(() => server, { port: options.port, host: options.host })
-    yield* http.serve(options.app)
+    const scope = yield* Effect.scope
+    const handler = yield* NodeHttpServer.makeHandler(options.app, { scope })
+    const fastPath = options.fastPath
+    const server = createServer(
+      { maxHeaderSize: maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: 65_000 },
+      fastPath === undefined ? handler : (request, response) => {
+        if (!fastPath(request, response)) handler(request, response)
+      }
+    )
+    yield* Effect.acquireRelease(
+      Effect.callback<void, ListenError>((resume) => {
+        server.once("error", (error) => resume(Effect.fail(new ListenError({ message: `cannot listen on ${options.host}:${options.port}: ${error.message}` }))))
+        server.listen(options.port, options.host, () => resume(Effect.void))
+      }),
+      () =>
+        Effect.callback<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          server.closeAllConnections()
+        })
+    )
     const address = server.address() as AddressInfo
     const wildcard = address.address === "::" || address.address === "0.0.0.0"
     const host = wildcard ? "127.0.0.1" : address.family === "IPv6" ? `[${address.address}]` : address.address
