@@ -23,6 +23,11 @@ export interface Upstream {
 }
 
 const respond = (route: UpstreamRoute, req: IncomingMessage, res: ServerResponse): void => {
+  const etag = route.headers?.etag
+  if (etag !== undefined && req.headers["if-none-match"] === etag && (route.status ?? 200) === 200) {
+    res.writeHead(304, { etag })
+    return void res.end()
+  }
   const body = typeof route.body === "string" ? Buffer.from(route.body) : route.body ?? Buffer.alloc(0)
   res.writeHead(route.status ?? 200, {
     "content-type": "application/octet-stream",
