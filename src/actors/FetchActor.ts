@@ -25,7 +25,7 @@ export type FetchHead =
 
 export type FetchOutcome =
   | { readonly ok: true; readonly digest: string; readonly size: number }
-  | { readonly ok: false; readonly reason: "Truncated" | "DigestMismatch" | "Failed"; readonly message: string }
+  | { readonly ok: false; readonly reason: "Truncated" | "DigestMismatch" | "Failed" | "Crashed"; readonly message: string }
 
 export interface Fetch {
   readonly key: string
@@ -150,8 +150,9 @@ export const startFetch = (plan: FetchPlan): Fetch => {
 
   const done = run()
     .catch((error): FetchOutcome => {
-      resolveHead({ kind: "unreachable", message: String(error) })
-      return { ok: false, reason: "Failed", message: String(error) }
+      // a bug, not an upstream failure: followers get an error, the next request starts afresh
+      resolveHead({ kind: "unreachable", message: `internal error while fetching: ${error}` })
+      return { ok: false, reason: "Crashed", message: error instanceof Error ? error.stack ?? error.message : String(error) }
     })
     .finally(notify)
 

@@ -25,7 +25,7 @@ export type RepositoryReply =
     readonly kind: "content"
     readonly status: 200 | 206 | 304 | 416
     readonly headers: Record<string, string>
-    readonly body: Readable | Uint8Array | undefined
+    readonly body: Readable | Uint8Array | FileSlice | undefined
   }
   | {
     readonly kind: "error"
@@ -33,6 +33,13 @@ export type RepositoryReply =
     readonly message: string
     readonly retryAfter?: string | undefined
   }
+
+/** bytes start..end (inclusive) of a blob file, streamed by the engine */
+export interface FileSlice {
+  readonly file: string
+  readonly start: number
+  readonly end: number
+}
 
 export interface RepositoryDeps extends EntryDeps {
   readonly client: UpstreamClient["Service"]
@@ -114,7 +121,10 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     inFlight.set(path, fetch)
     void fetch.done.then(async (outcome) => {
       inFlight.delete(path)
-      if (!outcome.ok && outcome.reason !== "Failed") {
+      if (!outcome.ok && outcome.reason === "Crashed") {
+        metrics.actorCrashes.inc({ actor: "fetch" })
+        await Effect.runPromise(Effect.logError(`fetch actor ${name}/${path} crashed: ${outcome.message}`))
+      } else if (!outcome.ok && outcome.reason !== "Failed") {
         metrics.fetchFailures.inc({ repository: name, reason: outcome.reason })
         await Effect.runPromise(Effect.logWarning(`repository ${name}: fetch of ${path} failed (${outcome.reason}): ${outcome.message}`))
       }

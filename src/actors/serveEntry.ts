@@ -1,7 +1,6 @@
 // Answers a request from a cached entry: conditional requests, ranges, HEAD, and the body from
 // memory (small blobs) or a file stream. The synchronous half serves the engine's fast path.
 import { promises as fs } from "node:fs"
-import { Effect } from "effect"
 import type { Metrics } from "../admin/Metrics.ts"
 import { parseRange } from "../protocols/range.ts"
 import type { BlobStore } from "../storage/BlobStore.ts"
@@ -63,31 +62,29 @@ const plan = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): P
   return { status, headers, start, end, partial }
 }
 
-/** The reply when it needs no I/O (conditional, HEAD, range errors, small blob in memory). */
+/**
+ * The reply when it needs no I/O to decide: conditional, HEAD, range errors, a small blob in
+ * memory, or a file slice for the engine to stream. Undefined when a small blob must be read first.
+ */
 export const serveEntrySync = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): RepositoryReply | undefined => {
   const planned = plan(entry, request, deps)
   if (planned.done !== undefined) return planned.done
-  if (planned.partial) return undefined
-  const body = deps.smallBlobs.get(entry.digest)
-  if (body === undefined) return undefined
-  deps.metrics.blobReadBytes.inc(body.length)
-  return { kind: "content", status: planned.status, headers: planned.headers, body }
+  const { status, headers, start, end, partial } = planned
+  if (!partial && entry.size <= smallBlob) {
+    const body = deps.smallBlobs.get(entry.digest)
+    if (body === undefined) return undefined
+    deps.metrics.blobReadBytes.inc(body.length)
+    return { kind: "content", status, headers, body }
+  }
+  deps.metrics.blobReadBytes.inc(end - start + 1)
+  return { kind: "content", status, headers, body: { file: deps.blobs.blobPath(entry.digest), start, end } }
 }
 
 export const serveEntry = async (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): Promise<RepositoryReply> => {
-  const planned = plan(entry, request, deps)
-  if (planned.done !== undefined) return planned.done
-  const { status, headers, start, end, partial } = planned
-  deps.metrics.blobReadBytes.inc(end - start + 1)
-  if (!partial && entry.size <= smallBlob) {
-    let body = deps.smallBlobs.get(entry.digest)
-    if (body === undefined) {
-      body = await fs.readFile(deps.blobs.blobPath(entry.digest))
-      if (body.length !== entry.size) throw new Error(`blob ${entry.digest} has ${body.length} bytes, the index says ${entry.size}`)
-      deps.smallBlobs.set(entry.digest, body)
-    }
-    return { kind: "content", status, headers, body }
-  }
-  const body = await Effect.runPromise(deps.blobs.open(entry.digest, partial ? { start, end } : undefined))
-  return { kind: "content", status, headers, body }
+  const reply = serveEntrySync(entry, request, deps)
+  if (reply !== undefined) return reply
+  const body = await fs.readFile(deps.blobs.blobPath(entry.digest))
+  if (body.length !== entry.size) throw new Error(`blob ${entry.digest} has ${body.length} bytes, the index says ${entry.size}`)
+  deps.smallBlobs.set(entry.digest, body)
+  return serveEntrySync(entry, request, deps)!
 }

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { Repositories } from "../actors/Repositories.ts"
 import type { Metrics } from "../admin/Metrics.ts"
 import { parseRepositoryUrl } from "../protocols/path.ts"
+import { sendFile } from "./sendFile.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
 
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean
@@ -33,11 +34,26 @@ export const makeFastPath = (options: {
       ifNoneMatch: request.headers["if-none-match"]
     })
     if (reply === undefined || reply.kind !== "content") return false
-    response.writeHead(reply.status, reply.headers)
-    if (reply.body === undefined || method === "HEAD") response.end()
-    else response.end(reply.body)
-    metrics.httpRequests.labels(listener, parsed.repository, method, String(reply.status)).inc()
-    duration.observe((performance.now() - started) / 1000)
+    const done = () => {
+      metrics.httpRequests.labels(listener, parsed.repository, method, String(reply.status)).inc()
+      duration.observe((performance.now() - started) / 1000)
+    }
+    const body = reply.body
+    if (body === undefined || method === "HEAD" || body instanceof Uint8Array) {
+      response.writeHead(reply.status, reply.headers)
+      response.end(method === "HEAD" ? undefined : body)
+      done()
+      return true
+    }
+    if (!("file" in body)) return false
+    sendFile(body.file, body.start, body.end, response, () => {
+      response.writeHead(reply.status, reply.headers)
+      done()
+    }).catch((error: Error) => {
+      // the index names a blob whose file cannot be opened: nothing was written yet
+      response.writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+      response.end(`cached blob cannot be read: ${error.message}\n`)
+    })
     return true
   }
 }

@@ -1,5 +1,6 @@
 // Renders repository replies and errors as HTTP responses. Error bodies take the shape of the
 // repository's format (plain text for raw; the container and package formats add theirs here).
+import { createReadStream } from "node:fs"
 import { HttpServerResponse } from "effect/http"
 import type { RepositoryReply } from "../actors/RepositoryActor.ts"
 
@@ -19,5 +20,8 @@ export const renderReply = (reply: RepositoryReply): HttpServerResponse.HttpServ
   if (reply.body instanceof Uint8Array) {
     return HttpServerResponse.uint8Array(reply.body, { status: reply.status, headers, contentType })
   }
-  return HttpServerResponse.raw(reply.body, { status: reply.status, headers, contentType })
+  const body = "file" in reply.body
+    ? createReadStream(reply.body.file, { start: reply.body.start, end: reply.body.end, highWaterMark: 256 * 1024 })
+    : reply.body
+  return HttpServerResponse.raw(body, { status: reply.status, headers, contentType })
 }
