@@ -9,7 +9,7 @@ import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/Upst
 import { Metrics } from "../src/admin/Metrics.ts"
 import { makeApp } from "../src/http/app.ts"
 import { makeBasicAuth } from "../src/http/basicAuth.ts"
-import { makeFastPath } from "../src/http/fastPath.ts"
+import { makeArtifactPath } from "../src/http/artifactPath.ts"
 import { serveListener } from "../src/http/Listeners.ts"
 import { defaultLanSourceRanges, parseSourceRanges } from "../src/http/SourceRanges.ts"
 import { BlobStore } from "../src/storage/BlobStore.ts"
@@ -141,7 +141,7 @@ const serve = (options: ServeOptions) =>
               host: options.listenAddress,
               port,
               app: yield* makeApp({ listener, sourceRanges: ranges, checkAdmin }),
-              fastPath: makeFastPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService })
+              artifactPath: makeArtifactPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService })
             })
           })
         const lan = yield* listen("lan", options.lanPort, sourceRanges)

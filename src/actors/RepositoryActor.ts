@@ -1,7 +1,6 @@
 // One actor per repository: its configuration, its fetches in flight and the cache decisions for
 // each request (hit, miss, join a fetch, negative, stale). It answers with a RepositoryReply that
 // src/http renders in the format's own error shape.
-import type { Readable } from "node:stream"
 import { Effect } from "effect"
 import { minutesToMs, type Repository } from "../../appliance/config/Repository.ts"
 import { upstreamUrl } from "../protocols/path.ts"
@@ -9,7 +8,7 @@ import { classify } from "../protocols/raw/classify.ts"
 import { parseRange, type RangeRequest } from "../protocols/range.ts"
 import type { CacheEntry } from "../storage/Index.ts"
 import { serveEntry as serveEntryAsync, type EntryDeps } from "./serveEntry.ts"
-import { followerStream, startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
+import { startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
 import type { UpstreamClient } from "./UpstreamClient.ts"
 
 export interface RepositoryRequest {
@@ -25,7 +24,7 @@ export type RepositoryReply =
     readonly kind: "content"
     readonly status: 200 | 206 | 304 | 416
     readonly headers: Record<string, string>
-    readonly body: Readable | Uint8Array | FileSlice | undefined
+    readonly body: Uint8Array | FileSlice | FollowerSlice | undefined
   }
   | {
     readonly kind: "error"
@@ -39,6 +38,14 @@ export interface FileSlice {
   readonly file: string
   readonly start: number
   readonly end: number
+}
+
+/** bytes of a fetch in flight, streamed by the engine as they arrive (end inclusive, or to the end) */
+export interface FollowerSlice {
+  readonly follow: Fetch
+  readonly start: number
+  readonly end: number | undefined
+  readonly blobPath: (digest: string) => string
 }
 
 export interface RepositoryDeps extends EntryDeps {
@@ -80,7 +87,9 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     }
     const status = range.kind === "range" ? 206 : 200
     if (request.method === "HEAD") return { kind: "content", status, headers, body: undefined }
-    const body = followerStream(fetch, blobs.blobPath, range.kind === "range" ? range : undefined)
+    const body: FollowerSlice = range.kind === "range"
+      ? { follow: fetch, start: range.start, end: range.end, blobPath: blobs.blobPath }
+      : { follow: fetch, start: 0, end: undefined, blobPath: blobs.blobPath }
     return { kind: "content", status, headers, body }
   }
 

@@ -4,7 +4,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Schema } from "effect"
-import type { FastPath } from "./fastPath.ts"
+import type { ArtifactPath } from "./artifactPath.ts"
 
 export class ListenError extends Schema.TaggedError<ListenError>()("ListenError", { message: Schema.String }) {}
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -16,16 +16,16 @@ export const serveListener = <E, R>(options: {
   readonly host: string
   readonly port: number
   readonly app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  readonly fastPath?: FastPath
+  readonly artifactPath?: ArtifactPath
 }) =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const handler = yield* NodeHttpServer.makeHandler(options.app, { scope })
-    const fastPath = options.fastPath
+    const artifactPath = options.artifactPath
     const server = createServer(
       { maxHeaderSize: maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: 65_000 },
-      fastPath === undefined ? handler : (request, response) => {
-        if (!fastPath(request, response)) handler(request, response)
+      artifactPath === undefined ? handler : (request, response) => {
+        if (!artifactPath(request, response)) handler(request, response)
       }
     )
     yield* Effect.acquireRelease(

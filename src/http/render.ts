@@ -1,15 +1,19 @@
-// Renders repository replies and errors as HTTP responses. Error bodies take the shape of the
-// repository's format (plain text for raw; the container and package formats add theirs here).
+// Repository replies on the wire. The engine's artifact path writes them straight to node's
+// response; the Effect handler renders them as HttpServerResponse. Error bodies take the shape of
+// the repository's format (plain text for raw; the container and package formats add theirs here).
 import { createReadStream } from "node:fs"
+import type { ServerResponse } from "node:http"
 import { HttpServerResponse } from "effect/http"
+import { followerStream } from "../actors/FetchActor.ts"
 import type { RepositoryReply } from "../actors/RepositoryActor.ts"
+import { sendFile, sendFollower } from "./sendFile.ts"
+
+const textHeaders = { "content-type": "text/plain; charset=utf-8" }
+
+const errorText = (message: string) => (message.endsWith("\n") ? message : message + "\n")
 
 export const errorResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.text(message.endsWith("\n") ? message : message + "\n", {
-    status,
-    headers,
-    contentType: "text/plain; charset=utf-8"
-  })
+  HttpServerResponse.text(errorText(message), { status, headers, contentType: textHeaders["content-type"] })
 
 export const renderReply = (reply: RepositoryReply): HttpServerResponse.HttpServerResponse => {
   if (reply.kind === "error") {
@@ -20,8 +24,52 @@ export const renderReply = (reply: RepositoryReply): HttpServerResponse.HttpServ
   if (reply.body instanceof Uint8Array) {
     return HttpServerResponse.uint8Array(reply.body, { status: reply.status, headers, contentType })
   }
-  const body = "file" in reply.body
-    ? createReadStream(reply.body.file, { start: reply.body.start, end: reply.body.end, highWaterMark: 256 * 1024 })
-    : reply.body
+  const slice = reply.body
+  const body = "file" in slice
+    ? createReadStream(slice.file, { start: slice.start, end: slice.end, highWaterMark: 256 * 1024 })
+    : followerStream(slice.follow, slice.blobPath, slice.end === undefined ? undefined : { start: slice.start, end: slice.end })
   return HttpServerResponse.raw(body, { status: reply.status, headers, contentType })
+}
+
+/**
+ * Writes a reply on node's response. `onHead` runs when the status line is decided (for metrics).
+ * Resolves when the body is sent or the response has ended in an error.
+ */
+export const writeReply = async (
+  response: ServerResponse,
+  reply: RepositoryReply,
+  headOnly: boolean,
+  onHead: (status: number) => void
+): Promise<void> => {
+  if (reply.kind === "error") {
+    const body = errorText(reply.message)
+    const headers: Record<string, string> = { ...textHeaders, "content-length": String(Buffer.byteLength(body)) }
+    if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter
+    onHead(reply.status)
+    response.writeHead(reply.status, headers)
+    response.end(headOnly ? undefined : body)
+    return
+  }
+  const body = reply.body
+  if (body === undefined || headOnly || body instanceof Uint8Array) {
+    onHead(reply.status)
+    response.writeHead(reply.status, reply.headers)
+    response.end(headOnly ? undefined : body)
+    return
+  }
+  if ("file" in body) {
+    try {
+      await sendFile(body.file, body.start, body.end, response, () => {
+        onHead(reply.status)
+        response.writeHead(reply.status, reply.headers)
+      })
+    } catch (error) {
+      // the index names a blob whose file cannot be opened: nothing was written yet
+      await writeReply(response, { kind: "error", status: 500, message: `cached blob cannot be read: ${(error as Error).message}` }, headOnly, onHead)
+    }
+    return
+  }
+  onHead(reply.status)
+  response.writeHead(reply.status, reply.headers)
+  await sendFollower(body.follow, body.blobPath, body.start, body.end, response)
 }

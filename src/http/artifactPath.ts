@@ -1,0 +1,60 @@
+// The engine's artifact path: GET and HEAD under /repository/ from admitted sources are answered
+// straight on node's request/response. A fresh hit that needs no I/O is answered synchronously;
+// other requests go to the repository actor and its reply is streamed with reused buffers. Every
+// other request, and every refusal (source range, bad path), goes to the Effect handler.
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { Effect } from "effect"
+import type { Repositories } from "../actors/Repositories.ts"
+import type { RepositoryRequest } from "../actors/RepositoryActor.ts"
+import type { Metrics } from "../admin/Metrics.ts"
+import { parseRepositoryUrl } from "../protocols/path.ts"
+import { writeReply } from "./render.ts"
+import type { SourceRanges } from "./SourceRanges.ts"
+
+export type ArtifactPath = (request: IncomingMessage, response: ServerResponse) => boolean
+
+export const makeArtifactPath = (options: {
+  readonly listener: string
+  readonly sourceRanges: SourceRanges | undefined
+  readonly repositories: Repositories["Service"]
+  readonly metrics: Metrics["Service"]
+}): ArtifactPath => {
+  const { listener, sourceRanges, repositories, metrics } = options
+  const duration = metrics.httpDuration.labels(listener)
+  return (request, response) => {
+    const started = performance.now()
+    const method = request.method
+    const url = request.url
+    if ((method !== "GET" && method !== "HEAD") || url === undefined || !url.startsWith("/repository/")) return false
+    if (sourceRanges !== undefined && !sourceRanges.allows(request.socket.remoteAddress)) return false
+    const parsed = parseRepositoryUrl(url)
+    if (!parsed.ok || repositories.get(parsed.repository) === undefined) return false
+    const repositoryRequest: RepositoryRequest = {
+      method,
+      path: parsed.path,
+      query: parsed.query,
+      range: request.headers.range,
+      ifNoneMatch: request.headers["if-none-match"]
+    }
+    const onHead = (status: number) => {
+      metrics.httpRequests.labels(listener, parsed.repository, method, String(status)).inc()
+      duration.observe((performance.now() - started) / 1000)
+    }
+    const headOnly = method === "HEAD"
+    const hit = repositories.tryHit(parsed.repository, repositoryRequest)
+    const done = hit !== undefined
+      ? writeReply(response, hit, headOnly, onHead)
+      : Effect.runPromise(repositories.handle(parsed.repository, repositoryRequest)).then((reply) =>
+        writeReply(response, reply, headOnly, onHead)
+      )
+    done.catch((error: Error) => {
+      if (!response.headersSent) {
+        response.writeHead(500, { "content-type": "text/plain; charset=utf-8" })
+        response.end(`internal error: ${error.message}\n`)
+      } else {
+        response.destroy(error)
+      }
+    })
+    return true
+  }
+}
