@@ -5,6 +5,8 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Repositories } from "../actors/Repositories.ts"
 import { Metrics } from "../admin/Metrics.ts"
 import { parseRepositoryUrl } from "../protocols/path.ts"
+import { Index } from "../storage/Index.ts"
+import { renderHome } from "../ui/home.ts"
 import { basicChallenge } from "./basicAuth.ts"
 import { errorResponse, renderReply } from "./render.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
@@ -25,6 +27,7 @@ export const makeApp = (options: AppOptions) =>
   Effect.gen(function*() {
     const repositories = yield* Repositories
     const metrics = yield* Metrics
+    const index = yield* Index
     const { listener, sourceRanges, checkAdmin } = options
 
     const route = (request: HttpServerRequest.HttpServerRequest, path: string) =>
@@ -52,6 +55,10 @@ export const makeApp = (options: AppOptions) =>
           return HttpServerResponse.empty({ status: 200 })
         }
         if (path.startsWith("/service/rest/")) return notFoundJson(path)
+        if (path === "/" && listener === "web") {
+          const page = yield* Effect.promise(() => renderHome(repositories.list(), metrics, index.stats))
+          return HttpServerResponse.html(page)
+        }
         if (path === "/") {
           return HttpServerResponse.text(
             `larder: ${repositories.list().length} repositories under /repository/<name>/\n`,

@@ -1,0 +1,68 @@
+// The web UI's first page: each repository with its upstream, state, cache results and hit ratio,
+// and what the blob store holds. Server-rendered HTML, no script; served on the web listener.
+import type { Repository } from "../../appliance/config/Repository.ts"
+import type { Metrics } from "../admin/Metrics.ts"
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+const formatBytes = (bytes: number) => {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"]
+  let value = bytes
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`
+}
+
+const results = ["hit", "miss", "coalesced", "negative", "stale"] as const
+
+export const renderHome = async (
+  repositories: ReadonlyArray<Repository>,
+  metrics: Metrics["Service"],
+  stats: { readonly blobs: number; readonly bytes: number }
+): Promise<string> => {
+  const counts = new Map<string, Record<string, number>>()
+  for (const sample of (await metrics.cacheRequests.get()).values) {
+    const name = String(sample.labels.repository)
+    const row = counts.get(name) ?? {}
+    row[String(sample.labels.result)] = sample.value
+    counts.set(name, row)
+  }
+  const rows = repositories.map((repository) => {
+    const row = counts.get(repository.name) ?? {}
+    const served = results.reduce((sum, result) => sum + (row[result] ?? 0), 0)
+    // a coalesced request did not go upstream either: it counts as saved traffic
+    const saved = (row.hit ?? 0) + (row.coalesced ?? 0) + (row.negative ?? 0) + (row.stale ?? 0)
+    const ratio = served === 0 ? undefined : saved / served
+    const percent = ratio === undefined ? "–" : `${(ratio * 100).toFixed(1)}%`
+    return `<tr>
+      <td><code>${escapeHtml(repository.name)}</code></td>
+      <td>${repository.format}</td>
+      <td>${repository.online ? "online" : "<strong>offline</strong>"}</td>
+      <td>${repository.proxy.remoteUrl === "" ? "<em>not set</em>" : escapeHtml(repository.proxy.remoteUrl)}</td>
+      ${results.map((result) => `<td class="n">${row[result] ?? 0}</td>`).join("")}
+      <td><meter min="0" max="1" value="${ratio ?? 0}" title="${percent}"></meter> ${percent}</td>
+    </tr>`
+  })
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>larder</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font:15px/1.4 system-ui,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse}td,th{padding:.3rem .6rem;border-bottom:1px solid #ddd;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}meter{width:6rem}
+</style></head><body>
+<h1>larder</h1>
+<p>Blob store: <strong>${stats.blobs}</strong> blobs, <strong>${formatBytes(stats.bytes)}</strong>.
+Pull through <code>/repository/&lt;name&gt;/</code>; metrics at <code>/service/rest/metrics/prometheus</code>.</p>
+<table>
+<thead><tr><th>repository</th><th>format</th><th>state</th><th>upstream</th>
+${results.map((result) => `<th>${result}</th>`).join("")}<th>served without upstream</th></tr></thead>
+<tbody>${rows.join("\n")}</tbody>
+</table>
+</body></html>
+`
+}
