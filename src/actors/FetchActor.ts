@@ -168,6 +168,21 @@ export const startFetch = (plan: FetchPlan): Fetch => {
 
 const chunkSize = 256 * 1024
 
+/** Opens the fetch's temp file, or its blob once it has been committed (renamed into place). */
+export const openFollowed = async (fetch: Fetch, blobPath: (digest: string) => string): Promise<FileHandle> => {
+  const temp = fetch.tempPath()
+  if (temp !== undefined) {
+    try {
+      return await fs.open(temp, "r")
+    } catch {
+      // renamed into place (committed) meanwhile: read the blob instead
+    }
+  }
+  const outcome = await fetch.done
+  if (!outcome.ok) throw new Error(outcome.message)
+  return fs.open(blobPath(outcome.digest), "r")
+}
+
 /**
  * A stream of a fetch's bytes (or a range of them) read from its temp file as they land. It ends
  * cleanly only when the fetch committed; otherwise it is destroyed with the fetch's error.
@@ -183,26 +198,12 @@ export const followerStream = (
   let settled: FetchOutcome | undefined
   void fetch.done.then((outcome) => (settled = outcome))
 
-  const openFile = async (): Promise<FileHandle> => {
-    const temp = fetch.tempPath()
-    if (temp !== undefined && settled === undefined) {
-      try {
-        return await fs.open(temp, "r")
-      } catch {
-        // renamed into place (committed) between our checks: read the blob instead
-      }
-    }
-    const outcome = await fetch.done
-    if (!outcome.ok) throw new Error(outcome.message)
-    return fs.open(blobPath(outcome.digest), "r")
-  }
-
   return new Readable({
     highWaterMark: chunkSize,
     read() {
       void (async () => {
         try {
-          handle ??= await openFile()
+          handle ??= await openFollowed(fetch, blobPath)
           for (;;) {
             if (position >= end) return void this.push(null)
             // The last byte is held back until the fetch is verified and committed: a client that

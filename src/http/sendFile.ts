@@ -4,7 +4,7 @@
 import { promises as fs } from "node:fs"
 import type { FileHandle } from "node:fs/promises"
 import type { ServerResponse } from "node:http"
-import type { Fetch, FetchOutcome } from "../actors/FetchActor.ts"
+import { openFollowed, type Fetch, type FetchOutcome } from "../actors/FetchActor.ts"
 
 const chunkBytes = 256 * 1024
 
@@ -120,18 +120,4 @@ export const sendFollower = async (
     await handle?.close()
   }
   return position - start
-}
-
-const openFollowed = async (fetch: Fetch, blobPath: (digest: string) => string): Promise<FileHandle> => {
-  const temp = fetch.tempPath()
-  if (temp !== undefined) {
-    try {
-      return await fs.open(temp, "r")
-    } catch {
-      // renamed into place (committed) meanwhile: read the blob instead
-    }
-  }
-  const outcome = await fetch.done
-  if (!outcome.ok) throw new Error(outcome.message)
-  return fs.open(blobPath(outcome.digest), "r")
 }
