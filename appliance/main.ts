@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // larder's entry point: reads flags and LARDER_* env, loads the repositories and admin
 // credentials, repairs the store, and serves the LAN and web listeners until stopped.
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Config, Effect, Layer, Logger, References } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Repositories } from "../src/actors/Repositories.ts"

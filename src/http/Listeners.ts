@@ -2,7 +2,8 @@
 // engine can replace this file without touching the handlers.
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { NodeHttpServer } from "@effect/platform-node"
+// subpath imports: the package index loads every platform module (HTTP client, Redis, cluster ...)
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Schema } from "effect"
 import type { ArtifactPath } from "./artifactPath.ts"
 

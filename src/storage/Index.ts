@@ -26,6 +26,8 @@ export interface BlobRecord {
   readonly lastAccess: number
 }
 
+const entryCacheSize = 50_000
+
 // LMDB refuses keys over 1978 bytes; keep a margin and hash the path beyond it.
 const maxKeyBytes = 1900
 
@@ -71,6 +73,10 @@ export class Index extends Context.Service<Index, {
       const blobs: Database<BlobRecord, string> = root.openDB({ name: "blob" })
       const repos: Database<unknown, string> = root.openDB({ name: "repo" })
 
+      // Decoded entries of recent hits: this process is the index's only writer, so every write
+      // below drops the key and the cache cannot go stale. Saves an LMDB read and decode per hit.
+      const entryCache = new Map<string, CacheEntry>()
+
       const stats: IndexStats = { blobs: 0, bytes: 0 }
       for (const { value } of blobs.getRange()) {
         stats.blobs++
@@ -102,12 +108,25 @@ export class Index extends Context.Service<Index, {
       )
 
       return Index.of({
-        getEntry: (repository, path) => entries.get(entryKey(repository, path)),
+        getEntry: (repository, path) => {
+          const key = entryKey(repository, path)
+          const cached = entryCache.get(key)
+          if (cached !== undefined) return cached
+          const entry = entries.get(key)
+          if (entry !== undefined) {
+            if (entryCache.size >= entryCacheSize) entryCache.delete(entryCache.keys().next().value!)
+            entryCache.set(key, entry)
+          }
+          return entry
+        },
+        // The cache is cleared again once a write is visible: a read between the two could have
+        // cached the old value.
         commitEntry: (repository, path, entry) =>
           root.transaction(() => {
             const key = entryKey(repository, path)
             const previous = entries.get(key)
             entries.put(key, entry)
+            entryCache.delete(key)
             negatives.remove(key)
             if (previous?.digest === entry.digest) return
             const record = blobs.get(entry.digest)
@@ -121,15 +140,16 @@ export class Index extends Context.Service<Index, {
               lastAccess: entry.fetchedAt
             })
             if (previous !== undefined) release(previous.digest, entry.fetchedAt)
-          }),
+          }).then(() => void entryCache.delete(entryKey(repository, path))),
         removeEntry: (repository, path) =>
           root.transaction(() => {
             const key = entryKey(repository, path)
             const previous = entries.get(key)
             if (previous === undefined) return
             entries.remove(key)
+            entryCache.delete(key)
             release(previous.digest, Date.now())
-          }),
+          }).then(() => void entryCache.delete(entryKey(repository, path))),
         getNegative: (repository, path) => negatives.get(entryKey(repository, path)),
         putNegative: (repository, path, entry) => negatives.put(entryKey(repository, path), entry).then(() => undefined),
         getBlob: (digest) => blobs.get(digest),
@@ -149,6 +169,7 @@ export class Index extends Context.Service<Index, {
             for (const { key, value } of entries.getRange()) {
               if (!missing.has(value.digest)) continue
               entries.remove(key)
+              entryCache.delete(key)
               droppedEntries++
             }
             for (const digest of missing) {

@@ -33,11 +33,13 @@ export interface Appliance {
 export const tempDir = (prefix = "larder-test-"): string => mkdtempSync(join(tmpdir(), prefix))
 
 export const nodeBinary = join(root, "node_modules/.bin/node")
+/** as `npm start` runs it (package.json): a small young generation keeps streaming memory flat */
+export const nodeFlags = ["--max-semi-space-size=1"]
 
 /** Runs the appliance to completion (for start-up failures); resolves with exit code and output. */
 export const runAppliance = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(nodeBinary, [join(root, "appliance/main.ts"), ...args], {
+    const child = spawn(nodeBinary, [...nodeFlags, join(root, "appliance/main.ts"), ...args], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -62,7 +64,7 @@ export const startAppliance = async (options: ApplianceOptions = {}): Promise<Ap
     args.push("--repositories", file)
   }
   args.push(...(options.args ?? []))
-  const child = spawn(nodeBinary, [join(root, "appliance/main.ts"), ...args], {
+  const child = spawn(nodeBinary, [...nodeFlags, join(root, "appliance/main.ts"), ...args], {
     env: { ...process.env, LARDER_ADMIN_USERNAME: username, LARDER_ADMIN_PASSWORD: password, ...options.env },
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -1,0 +1,24 @@
+// larder itself, started the way the end-to-end tests start it, with raw proxy repositories.
+import { startAppliance } from "../../test/support/appliance.ts"
+import type { Peer } from "./peer.ts"
+
+export const rawProxyRepository = (name: string, remoteUrl: string) => ({
+  name,
+  format: "raw",
+  online: true,
+  proxy: { remoteUrl, contentMaxAge: 1440, metadataMaxAge: 1440 },
+  negativeCache: { enabled: true, timeToLive: 1440 }
+})
+
+/** repositories: name → origin URL (with trailing slash) */
+export const startLarder = async (repositories: Record<string, string>): Promise<Peer> => {
+  const appliance = await startAppliance({
+    repositories: Object.entries(repositories).map(([name, url]) => rawProxyRepository(name, url))
+  })
+  return {
+    name: "larder",
+    urlFor: (repository, path) => `${appliance.lanUrl}/repository/${repository}/${path}`,
+    pid: appliance.process.pid!,
+    stop: appliance.stop
+  }
+}

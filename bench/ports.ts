@@ -1,0 +1,13 @@
+// A free 127.0.0.1 port for servers that cannot be told to listen on port 0 (nginx).
+import { createServer } from "node:net"
+import type { AddressInfo } from "node:net"
+
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
