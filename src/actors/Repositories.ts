@@ -90,7 +90,7 @@ export class Repositories extends Context.Service<Repositories, {
           const entry = index.getEntry(name, route.path)
           if (entry === undefined || !isFresh(config, entry, Date.now())) return undefined
           const reply = serveEntrySync(entry, request, deps)
-          if (reply !== undefined) deps.metrics.cacheRequests.inc({ repository: name, result: "hit" })
+          if (reply !== undefined) deps.metrics.cacheResult(name, "hit").inc()
           return reply
         }
 

@@ -68,7 +68,7 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
   const name = config.name
   const inFlight = new Map<string, Fetch>()
   const count = (result: "hit" | "miss" | "coalesced" | "negative" | "stale") =>
-    metrics.cacheRequests.inc({ repository: name, result })
+    metrics.cacheResult(name, result).inc()
 
   const serveEntry = (entry: CacheEntry, request: RepositoryRequest) => serveEntryAsync(entry, request, deps)
 

@@ -6,6 +6,20 @@ import { Index } from "../storage/Index.ts"
 
 export type CacheResult = "hit" | "miss" | "coalesced" | "negative" | "stale"
 
+/** A counter's children by label values, made once: prom-client hashes the labels on every inc(). */
+export const counterChildren = <T extends string>(counter: Counter<T>) => {
+  const children = new Map<string, ReturnType<Counter<T>["labels"]>>()
+  return (...values: Array<string>) => {
+    const key = values.join("\u0000")
+    let child = children.get(key)
+    if (child === undefined) {
+      child = counter.labels(...values)
+      children.set(key, child)
+    }
+    return child
+  }
+}
+
 const makeMetrics = (stats: { readonly blobs: number; readonly bytes: number }) => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
@@ -92,6 +106,7 @@ const makeMetrics = (stats: { readonly blobs: number; readonly bytes: number }) 
   })
   return {
     registry,
+    cacheResult: counterChildren(cacheRequests),
     httpRequests,
     httpDuration,
     cacheRequests,

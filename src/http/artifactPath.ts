@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect } from "effect"
 import type { Repositories } from "../actors/Repositories.ts"
 import type { RepositoryRequest } from "../actors/RepositoryActor.ts"
-import type { Metrics } from "../admin/Metrics.ts"
+import { counterChildren, type Metrics } from "../admin/Metrics.ts"
 import { parseRepositoryUrl } from "../protocols/path.ts"
 import { writeReply } from "./render.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
@@ -21,6 +21,7 @@ export const makeArtifactPath = (options: {
 }): ArtifactPath => {
   const { listener, sourceRanges, repositories, metrics } = options
   const duration = metrics.httpDuration.labels(listener)
+  const requestCounter = counterChildren(metrics.httpRequests)
   return (request, response) => {
     const started = performance.now()
     const method = request.method
@@ -37,7 +38,7 @@ export const makeArtifactPath = (options: {
       ifNoneMatch: request.headers["if-none-match"]
     }
     const onHead = (status: number) => {
-      metrics.httpRequests.labels(listener, parsed.repository, method, String(status)).inc()
+      requestCounter(listener, parsed.repository, method, String(status)).inc()
       duration.observe((performance.now() - started) / 1000)
     }
     const headOnly = method === "HEAD"
