@@ -21,7 +21,7 @@ export const parseAptSources = (text: string, deb822: boolean): ReadonlyArray<Ap
   }
   return text.split(/\n\s*\n/).flatMap((stanza) => {
     const field = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, "mi").exec(stanza)?.[1].trim()
-    if (!/^(deb\b|.*\bdeb\b)/m.test(field("Types") ?? "")) return []
+    if (!(field("Types") ?? "").split(/\s+/).includes("deb")) return []
     if (field("Enabled")?.toLowerCase() === "no") return []
     const uris = field("URIs")?.split(/\s+/) ?? []
     const suites = field("Suites")?.split(/\s+/) ?? []
