@@ -69,6 +69,8 @@ ${sections.machine.map((m) => `- ${m}`).join("\n")}
 
 ${sections.table}
 
+Where the time goes, for the targets larder misses: [PROFILE.md](PROFILE.md).
+
 ## Method
 
 ${sections.method.map((m) => `- ${m}`).join("\n")}
