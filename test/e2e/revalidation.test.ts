@@ -69,3 +69,26 @@ t.test("redirects to another host are followed", async (t) => {
   t.equal(reply.body.toString(), "moved content\n")
   t.equal(elsewhere.count("/real/file.bin"), 1)
 })
+
+t.test("at most --upstream-concurrency requests are open to one upstream", async (t) => {
+  const slow = await startUpstream()
+  t.teardown(() => slow.close())
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  for (let i = 0; i < 6; i++) slow.routes.set(`/slow/${i}.bin`, { body: Buffer.alloc(1000, i), pauseAfter: { bytes: 10, until: held } })
+  const limited = await startAppliance({
+    repositories: [{ name: "raw-codehost", format: "raw", proxy: { remoteUrl: slow.url + "/" } }],
+    args: ["--upstream-concurrency", "2"]
+  })
+  t.teardown(() => limited.stop())
+  const downloads = Array.from({ length: 6 }, (_, i) => send(limited.lanUrl, `/repository/raw-codehost/slow/${i}.bin`))
+  // wait until the first two are open upstream, give the others time to queue, then let them run
+  while (slow.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal(slow.requests.length, 2, "the other four wait for a permit")
+  release()
+  const replies = await Promise.all(downloads)
+  t.same(replies.map((r) => r.status), [200, 200, 200, 200, 200, 200])
+  t.same(replies.map((r, i) => r.body.equals(Buffer.alloc(1000, i))), [true, true, true, true, true, true])
+  t.equal(slow.maxConcurrent(), 2, "never more than two at once")
+})

@@ -19,6 +19,8 @@ export interface Upstream {
   readonly routes: Map<string, UpstreamRoute>
   readonly requests: Array<{ readonly method: string; readonly path: string; readonly headers: IncomingMessage["headers"] }>
   readonly count: (path: string) => number
+  /** the most requests this upstream had open at once */
+  readonly maxConcurrent: () => number
   readonly close: () => Promise<void>
 }
 
@@ -51,7 +53,12 @@ const respond = (route: UpstreamRoute, req: IncomingMessage, res: ServerResponse
 export const startUpstream = async (host = "127.0.0.1"): Promise<Upstream> => {
   const routes = new Map<string, UpstreamRoute>()
   const requests: Upstream["requests"] = []
+  let open = 0
+  let maxOpen = 0
   const server = createServer((req, res) => {
+    open++
+    maxOpen = Math.max(maxOpen, open)
+    res.once("close", () => open--)
     const path = (req.url ?? "/").split("?")[0]
     requests.push({ method: req.method ?? "GET", path, headers: req.headers })
     const route = routes.get(path)
@@ -70,6 +77,7 @@ export const startUpstream = async (host = "127.0.0.1"): Promise<Upstream> => {
     routes,
     requests,
     count: (path) => requests.filter((r) => r.path === path).length,
+    maxConcurrent: () => maxOpen,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
