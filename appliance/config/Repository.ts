@@ -1,4 +1,4 @@
-// A repository object in Nexus's REST shape (the fields larder uses; others are kept as given).
+// A repository object in Nexus's REST shape: the fields larder uses (others are ignored).
 // Ages and TTLs are minutes, as in Nexus.
 import { Effect, Schema } from "effect"
 

@@ -28,11 +28,13 @@ export const parseSourceRanges = (ranges: ReadonlyArray<string>): SourceRanges =
   for (const raw of ranges) {
     const range = raw.trim()
     if (range === "") continue
-    const [address, prefixText] = range.split("/")
+    const parts = range.split("/")
+    const [address, prefixText] = parts
     const family = isIPv4(address) ? "ipv4" : isIPv6(address) ? "ipv6" : undefined
     const maxPrefix = family === "ipv4" ? 32 : 128
-    const prefix = prefixText === undefined ? maxPrefix : Number(prefixText)
-    if (family === undefined || !Number.isInteger(prefix) || prefix < 0 || prefix > maxPrefix) {
+    // a prefix is 1 to 3 decimal digits: "10.0.0.0/" must not become /0 and admit everyone
+    const prefix = prefixText === undefined ? maxPrefix : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : Number.NaN
+    if (family === undefined || parts.length > 2 || !Number.isInteger(prefix) || prefix < 0 || prefix > maxPrefix) {
       throw new Error(`invalid source range "${range}": expected CIDR like 192.168.0.0/16 or fd00::/8`)
     }
     list.addSubnet(address, prefix, family)

@@ -10,8 +10,11 @@ const traversal = "path traversal is not allowed"
 /** Validates a repository-relative path (no leading slash), already decoded. */
 export const checkDecodedPath = (path: string): string | undefined => {
   if (/[\u0000-\u001f\u007f\\]/.test(path)) return "control characters and backslashes are not allowed in paths"
-  for (const segment of path.split("/")) {
+  const segments = path.split("/")
+  for (const [position, segment] of segments.entries()) {
     if (segment === ".." || segment === ".") return traversal
+    // "a//b" or a leading "/": only a trailing slash (a directory) may leave a segment empty
+    if (segment === "" && position < segments.length - 1) return "empty path segments (//) are not allowed"
   }
   return undefined
 }
@@ -27,7 +30,7 @@ export const parseRepositoryUrl = (rawUrl: string, options: { readonly allowEnco
   const match = /^\/repository\/([^/]+)(?:\/(.*))?$/.exec(rawPath)
   if (match === null) return { ok: false, status: 404, message: "expected /repository/<name>/<path>" }
   const [, rawName, rawRest = ""] = match
-  if (/%(2f|5c|00)/i.test(rawRest) && !options.allowEncodedSlash) {
+  if (/%(2f|5c|00)/i.test(rawName) || (/%(2f|5c|00)/i.test(rawRest) && !options.allowEncodedSlash)) {
     return { ok: false, status: 400, message: "encoded slashes, backslashes and NUL are not allowed in paths" }
   }
   let repository: string
@@ -46,6 +49,22 @@ export const parseRepositoryUrl = (rawUrl: string, options: { readonly allowEnco
 /** Joins an upstream base URL and a repository-relative path without letting the path escape it. */
 export const upstreamUrl = (remoteUrl: string, path: string, query = ""): string => {
   const base = remoteUrl.endsWith("/") ? remoteUrl : remoteUrl + "/"
+  // URL parsers resolve "." and ".." (even as %2E%2E), so such a segment is refused, not encoded
+  if (checkDecodedPath(path) === traversal) throw new Error(`path traversal in upstream path: ${path}`)
   const encoded = path.split("/").map(encodeURIComponent).join("/")
   return base + encoded + (query === "" ? "" : "?" + query)
+}
+
+/**
+ * Also accepts Nexus's path-based registry form, /v2/<repository>/<image>/..., as the repository's
+ * own /repository/<repository>/v2/<image>/... (`pathBased` says which form it was).
+ */
+export const parseArtifactUrl = (
+  rawUrl: string,
+  options: { readonly allowEncodedSlash?: boolean } = {}
+): RepositoryPath & { readonly pathBased?: boolean } => {
+  const pathBased = /^\/v2\/([^/?]+)\/([^?]+.*)$/.exec(rawUrl)
+  if (pathBased === null) return parseRepositoryUrl(rawUrl, options)
+  const parsed = parseRepositoryUrl(`/repository/${pathBased[1]}/v2/${pathBased[2]}`, options)
+  return parsed.ok ? { ...parsed, pathBased: true } : parsed
 }

@@ -133,10 +133,11 @@ export class BlobStore extends Context.Service<BlobStore, {
       return BlobStore.of({
         root,
         blobPath: paths.blobPath,
-        exists: (digest) => fs.access(paths.blobPath(digest)).then(() => true, () => false),
-        size: (digest) => fs.stat(paths.blobPath(digest)).then((s) => s.size, () => undefined),
+        exists: (digest) => isDigest(digest) ? fs.access(paths.blobPath(digest)).then(() => true, () => false) : Promise.resolve(false),
+        size: (digest) => isDigest(digest) ? fs.stat(paths.blobPath(digest)).then((s) => s.size, () => undefined) : Promise.resolve(undefined),
         open: (digest, range) =>
           Effect.callback<ReadStream, BlobNotFound>((resume) => {
+            if (!isDigest(digest)) return resume(Effect.fail(new BlobNotFound({ digest })))
             const stream = createReadStream(paths.blobPath(digest), {
               highWaterMark: 256 * 1024,
               ...(range === undefined ? {} : { start: range.start, end: range.end })

@@ -35,7 +35,9 @@ export const entryKey = (repository: string, path: string): string => {
   const key = `${repository}\0${path}`
   return Buffer.byteLength(key) <= maxKeyBytes
     ? key
-    : `${repository}\0#${createHash("sha256").update(path).digest("hex")}`
+    // \u0001 cannot occur in a request path (control characters are refused), so no short path
+    // can spell a hashed key
+    : `${repository}\0\u0001${createHash("sha256").update(path).digest("hex")}`
 }
 
 export interface IndexStats {

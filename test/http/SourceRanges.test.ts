@@ -120,9 +120,9 @@ t.test("invalid ranges throw naming the range", async (t) => {
     [["10.0.0.0 /8"], "10.0.0.0 /8"],
     [["  10.0.0.0/40  "], "10.0.0.0/40"],
     [["127.0.0.0/8", "192.168.0.0/16", "bogus/1"], "bogus/1"],
-    [["10.0.0.0/"], "10.0.0.0/", "BUG: an empty prefix is read as /0 and admits every IPv4 address"],
-    [["::/"], "::/", "BUG: an empty prefix is read as /0 and admits every IPv6 address"],
-    [["10.0.0.0/8/9"], "10.0.0.0/8/9", "BUG: text after a second slash is ignored"]
+    [["10.0.0.0/"], "10.0.0.0/"],
+    [["::/"], "::/"],
+    [["10.0.0.0/8/9"], "10.0.0.0/8/9"]
   ]
   for (const [ranges, named, todo] of cases) {
     t.same(thrown(ranges), message(named), `[${ranges.join(", ")}]`, todo === undefined ? {} : { todo })
