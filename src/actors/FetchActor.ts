@@ -18,6 +18,8 @@ export type FetchHead =
     readonly contentType: string | undefined
     readonly upstreamEtag: string | undefined
     readonly lastModified: string | undefined
+    /** the upstream's Docker-Content-Digest, for formats that publish one */
+    readonly upstreamDigest: string | undefined
   }
   | { readonly kind: "not-modified" }
   | { readonly kind: "status"; readonly status: number; readonly retryAfter: string | undefined; readonly body: string }
@@ -42,8 +44,8 @@ export interface FetchPlan {
   /** sends the upstream request; resolves with its response or a reason it could not */
   readonly send: () => Promise<UpstreamResponse | { readonly unreachable: string }>
   readonly beginWrite: () => Promise<BlobWriter>
-  /** digest the content must have, when the format publishes one */
-  readonly expectedDigest?: string | undefined
+  /** digest the content must have, when the format publishes one (known once headers arrive) */
+  readonly expectedDigest?: (head: Extract<FetchHead, { kind: "body" }>) => string | undefined
   /** commit the verified blob to the index; runs before `done` resolves */
   readonly commit: (head: Extract<FetchHead, { kind: "body" }>, digest: string, size: number) => Promise<void>
   /** body statuses that are content (others are passed through as a status) */
@@ -100,7 +102,8 @@ export const startFetch = (plan: FetchPlan): Fetch => {
       size: Number.isSafeInteger(declared) ? declared : undefined,
       contentType: headers["content-type"],
       upstreamEtag: firstHeader(headers.etag),
-      lastModified: firstHeader(headers["last-modified"])
+      lastModified: firstHeader(headers["last-modified"]),
+      upstreamDigest: firstHeader(headers["docker-content-digest"])
     }
     let writer: BlobWriter
     try {
@@ -137,7 +140,7 @@ export const startFetch = (plan: FetchPlan): Fetch => {
           message: `upstream body ended after ${written} of ${bodyHead.size ?? "?"} bytes${failure ? `: ${failure.message}` : ""}`
         }
       }
-      const { digest, size } = await writer.commit(plan.expectedDigest)
+      const { digest, size } = await writer.commit(plan.expectedDigest?.(bodyHead))
       await plan.commit(bodyHead, digest, size)
       return { ok: true, digest, size }
     } catch (error) {

@@ -7,9 +7,9 @@ import { Metrics } from "../admin/Metrics.ts"
 import { BlobStore } from "../storage/BlobStore.ts"
 import { Index } from "../storage/Index.ts"
 import { makeSmallBlobCache } from "../storage/SmallBlobCache.ts"
-import { classify } from "../protocols/raw/classify.ts"
-import { isFresh, makeRepositoryActor, type RepositoryActor, type RepositoryReply, type RepositoryRequest } from "./RepositoryActor.ts"
-import { serveEntrySync, smallBlob } from "./serveEntry.ts"
+import { rulesFor, type FormatRules } from "../protocols/formats.ts"
+import { freshHit, makeRepositoryActor, type RepositoryActor, type RepositoryReply, type RepositoryRequest } from "./RepositoryActor.ts"
+import { smallBlob } from "./serveEntry.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
 
 export class UnknownRepository extends Schema.TaggedError<UnknownRepository>()("UnknownRepository", {
@@ -82,16 +82,16 @@ export class Repositories extends Context.Service<Repositories, {
             )
           )
 
+        const rulesByName = new Map<string, FormatRules>()
         const tryHit = (name: string, request: RepositoryRequest): RepositoryReply | undefined => {
           const config = configs.get(name)
-          if (config === undefined || !config.online) return undefined
-          const route = classify(request.method, request.path)
-          if (route.kind !== "content") return undefined
-          const entry = index.getEntry(name, route.path)
-          if (entry === undefined || !isFresh(config, entry, Date.now())) return undefined
-          const reply = serveEntrySync(entry, request, deps)
-          if (reply !== undefined) deps.metrics.cacheResult(name, "hit").inc()
-          return reply
+          if (config === undefined) return undefined
+          let rules = rulesByName.get(name)
+          if (rules === undefined) {
+            rules = rulesFor(config)
+            rulesByName.set(name, rules)
+          }
+          return freshHit(config, rules, deps, request)
         }
 
         return Repositories.of({
@@ -103,6 +103,7 @@ export class Repositories extends Context.Service<Repositories, {
             Effect.gen(function*() {
               yield* Effect.promise(() => index.putRepository(repository.name, repository))
               configs.set(repository.name, repository)
+              rulesByName.delete(repository.name)
               yield* RcMap.invalidate(actors, repository.name)
             })
         })

@@ -3,11 +3,12 @@
 // src/http renders in the format's own error shape.
 import { Effect } from "effect"
 import { minutesToMs, type Repository } from "../../appliance/config/Repository.ts"
+import { rulesFor, type ErrorStyle, type FormatRules } from "../protocols/formats.ts"
 import { upstreamUrl } from "../protocols/path.ts"
-import { classify } from "../protocols/raw/classify.ts"
 import { parseRange, type RangeRequest } from "../protocols/range.ts"
+import type { ErrorCode, Freshness, Route } from "../protocols/route.ts"
 import type { CacheEntry } from "../storage/Index.ts"
-import { serveEntry as serveEntryAsync, type EntryDeps } from "./serveEntry.ts"
+import { serveEntry as serveEntryAsync, serveEntrySync, type EntryDeps } from "./serveEntry.ts"
 import { startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
 import type { UpstreamClient } from "./UpstreamClient.ts"
 
@@ -22,7 +23,7 @@ export interface RepositoryRequest {
 export type RepositoryReply =
   | {
     readonly kind: "content"
-    readonly status: 200 | 206 | 304 | 416
+    readonly status: number
     readonly headers: Record<string, string>
     readonly body: Uint8Array | FileSlice | FollowerSlice | undefined
   }
@@ -31,6 +32,9 @@ export type RepositoryReply =
     readonly status: number
     readonly message: string
     readonly retryAfter?: string | undefined
+    /** the format's error code, for formats whose errors carry one */
+    readonly code?: ErrorCode | undefined
+    readonly style?: ErrorStyle | undefined
   }
 
 /** bytes start..end (inclusive) of a blob file, streamed by the engine */
@@ -53,8 +57,48 @@ export interface RepositoryDeps extends EntryDeps {
 }
 
 /** Fresh content is served without asking the upstream; without an upstream everything is. */
-export const isFresh = (config: Repository, entry: CacheEntry, now: number): boolean =>
-  now - entry.fetchedAt < minutesToMs(config.proxy.contentMaxAge) || config.proxy.remoteUrl === ""
+export const isFresh = (config: Repository, entry: CacheEntry, freshness: Freshness, now: number): boolean =>
+  freshness === "immutable" ||
+  config.proxy.remoteUrl === "" ||
+  now - entry.fetchedAt < minutesToMs(freshness === "metadata" ? config.proxy.metadataMaxAge : config.proxy.contentMaxAge)
+
+type CachedRoute = Extract<Route, { kind: "cached" }>
+
+/** headers a route adds to every reply (API version, the content's digest) */
+const routeHeaders = (route: CachedRoute, digest: string | undefined): Record<string, string> => {
+  const headers: Record<string, string> = { ...route.replyHeaders }
+  if (route.digestHeader && digest !== undefined) headers["docker-content-digest"] = digest
+  return headers
+}
+
+/**
+ * A fresh hit answered without I/O (the engine's fast path), or undefined when the request
+ * needs the actor. Counts the hit.
+ */
+export const freshHit = (
+  config: Repository,
+  rules: FormatRules,
+  deps: EntryDeps,
+  request: RepositoryRequest
+): RepositoryReply | undefined => {
+  if (!config.online) return undefined
+  const route = rules.classify(request.method, request.path)
+  if (route.kind !== "cached") return undefined
+  const entry = deps.index.getEntry(config.name, route.key)
+  if (entry === undefined || !isFresh(config, entry, route.freshness, Date.now())) return undefined
+  const reply = serveEntrySync(entry, request, deps, routeHeaders(route, entry.digest))
+  if (reply !== undefined) deps.metrics.cacheResult(config.name, "hit").inc()
+  return reply
+}
+
+const upstreamErrorCode = (status: number, route: CachedRoute): ErrorCode | undefined =>
+  status === 404 || status === 410
+    ? route.notFoundCode
+    : status === 429
+    ? "TOOMANYREQUESTS"
+    : status === 401 || status === 403
+    ? "UNAUTHORIZED"
+    : undefined
 
 export interface RepositoryActor {
   readonly config: Repository
@@ -66,14 +110,31 @@ export interface RepositoryActor {
 export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): RepositoryActor => {
   const { index, blobs, client, metrics } = deps
   const name = config.name
+  const rules = rulesFor(config)
   const inFlight = new Map<string, Fetch>()
   const count = (result: "hit" | "miss" | "coalesced" | "negative" | "stale") =>
     metrics.cacheResult(name, result).inc()
+  const error = (status: number, message: string, extra: { code?: ErrorCode | undefined; retryAfter?: string | undefined } = {}): RepositoryReply => ({
+    kind: "error",
+    status,
+    message,
+    style: rules.errorStyle,
+    ...extra
+  })
 
-  const serveEntry = (entry: CacheEntry, request: RepositoryRequest) => serveEntryAsync(entry, request, deps)
+  const serveEntry = (route: CachedRoute, entry: CacheEntry, request: RepositoryRequest) =>
+    serveEntryAsync(entry, request, deps, routeHeaders(route, entry.digest))
 
-  const serveFetch = (fetch: Fetch, head: Extract<FetchHead, { kind: "body" }>, request: RepositoryRequest): RepositoryReply => {
-    const headers: Record<string, string> = { "content-type": head.contentType ?? "application/octet-stream" }
+  const serveFetch = (
+    route: CachedRoute,
+    fetch: Fetch,
+    head: Extract<FetchHead, { kind: "body" }>,
+    request: RepositoryRequest
+  ): RepositoryReply => {
+    const headers: Record<string, string> = {
+      ...routeHeaders(route, route.expectedDigest ?? head.upstreamDigest),
+      "content-type": head.contentType ?? "application/octet-stream"
+    }
     if (head.lastModified !== undefined) headers["last-modified"] = head.lastModified
     // Without a declared size a range cannot be answered before the end: send it all (RFC 9110 allows it).
     const range: RangeRequest = head.size === undefined ? { kind: "full" } : parseRange(request.range, head.size)
@@ -93,28 +154,43 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     return { kind: "content", status, headers, body }
   }
 
-  const begin = (path: string, query: string, stale: CacheEntry | undefined): Fetch => {
-    const conditional: Record<string, string> = {}
-    if (stale?.upstreamEtag !== undefined) conditional["if-none-match"] = stale.upstreamEtag
-    if (stale?.lastModified !== undefined) conditional["if-modified-since"] = stale.lastModified
-    const url = upstreamUrl(config.proxy.remoteUrl, path, query)
+  const send = (url: string, method: "GET" | "HEAD", headers: Record<string, string>) =>
+    Effect.runPromise(
+      client.request({ url, method, headers }).pipe(
+        Effect.tap((response) => Effect.sync(() => metrics.upstreamRequests.inc({ repository: name, status: String(response.status) }))),
+        Effect.catch((failure) =>
+          Effect.sync(() => {
+            metrics.upstreamRequests.inc({ repository: name, status: "error" })
+            return { unreachable: `upstream ${url} is unreachable: ${failure.message}` }
+          })
+        )
+      )
+    )
+
+  const begin = (route: CachedRoute, query: string, stale: CacheEntry | undefined): Fetch => {
+    const headers: Record<string, string> = { ...route.upstreamHeaders }
+    if (stale?.upstreamEtag !== undefined) headers["if-none-match"] = stale.upstreamEtag
+    if (stale?.lastModified !== undefined) headers["if-modified-since"] = stale.lastModified
+    const url = upstreamUrl(config.proxy.remoteUrl, route.upstreamPath, rules.forwardQuery ? query : "")
+    const key = route.key
     const fetch = startFetch({
-      key: path,
-      send: () =>
-        Effect.runPromise(
-          client.request({ url, headers: conditional }).pipe(
-            Effect.tap((response) => Effect.sync(() => metrics.upstreamRequests.inc({ repository: name, status: String(response.status) }))),
-            Effect.catch((error) =>
-              Effect.sync(() => {
-                metrics.upstreamRequests.inc({ repository: name, status: "error" })
-                return { unreachable: `upstream ${url} is unreachable: ${error.message}` }
-              })
-            )
-          )
-        ),
+      key,
+      send: async () => {
+        const byHead = route.revalidateByHeadHeader
+        if (stale !== undefined && byHead !== undefined) {
+          // unchanged digest: a HEAD is all it takes (and it does not count against pull quotas)
+          const probe = await send(url, "HEAD", { ...route.upstreamHeaders })
+          if ("unreachable" in probe) return probe
+          probe.body.resume()
+          if (probe.status !== 200 || probe.headers[byHead] !== stale.digest) return send(url, "GET", headers)
+          return { ...probe, status: 304 }
+        }
+        return send(url, "GET", headers)
+      },
       beginWrite: blobs.beginUnscoped,
+      expectedDigest: (head) => route.expectedDigest ?? (route.digestHeader ? head.upstreamDigest : undefined),
       commit: (head, digest, size) =>
-        index.commitEntry(name, path, {
+        index.commitEntry(name, key, {
           digest,
           size,
           contentType: head.contentType,
@@ -127,50 +203,52 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
         metrics.blobWriteBytes.inc(bytes)
       }
     })
-    inFlight.set(path, fetch)
+    inFlight.set(key, fetch)
     void fetch.done.then(async (outcome) => {
-      inFlight.delete(path)
+      inFlight.delete(key)
       if (!outcome.ok && outcome.reason === "Crashed") {
         metrics.actorCrashes.inc({ actor: "fetch" })
-        await Effect.runPromise(Effect.logError(`fetch actor ${name}/${path} crashed: ${outcome.message}`))
+        await Effect.runPromise(Effect.logError(`fetch actor ${name}/${key} crashed: ${outcome.message}`))
       } else if (!outcome.ok && outcome.reason !== "Failed") {
         metrics.fetchFailures.inc({ repository: name, reason: outcome.reason })
-        await Effect.runPromise(Effect.logWarning(`repository ${name}: fetch of ${path} failed (${outcome.reason}): ${outcome.message}`))
+        await Effect.runPromise(Effect.logWarning(`repository ${name}: fetch of ${key} failed (${outcome.reason}): ${outcome.message}`))
       }
     })
     return fetch
   }
 
   const handleAsync = async (request: RepositoryRequest): Promise<RepositoryReply> => {
-    if (!config.online) return { kind: "error", status: 503, message: `repository "${name}" is offline` }
-    const route = classify(request.method, request.path)
-    if (route.kind === "invalid") return { kind: "error", status: route.status, message: route.message }
-    const path = route.path
-    const entry = index.getEntry(name, path)
+    if (!config.online) return error(503, `repository "${name}" is offline`)
+    const route = rules.classify(request.method, request.path)
+    if (route.kind === "invalid") return error(route.status, route.message, { code: route.code })
+    if (route.kind === "answer") {
+      return { kind: "content", status: route.status, headers: { ...route.headers }, body: request.method === "HEAD" ? undefined : Buffer.from(route.body) }
+    }
+    const key = route.key
+    const entry = index.getEntry(name, key)
     const now = Date.now()
-    if (entry !== undefined && isFresh(config, entry, now)) {
+    if (entry !== undefined && isFresh(config, entry, route.freshness, now)) {
       count("hit")
-      return serveEntry(entry, request)
+      return serveEntry(route, entry, request)
     }
     if (entry === undefined) {
-      const negative = index.getNegative(name, path)
+      const negative = index.getNegative(name, key)
       if (negative !== undefined && negative.expiresAt > now) {
         count("negative")
-        return { kind: "error", status: 404, message: `${path} was not found upstream of repository "${name}" (cached)` }
+        return error(404, `${request.path} was not found upstream of repository "${name}" (cached)`, { code: route.notFoundCode })
       }
     }
     if (config.proxy.remoteUrl === "") {
-      return {
-        kind: "error",
-        status: 502,
-        message: `repository "${name}" has no upstream configured; set proxy.remoteUrl with PUT /service/rest/v1/repositories/${config.format}/proxy/${name} or in the --repositories file`
-      }
+      return error(
+        502,
+        `repository "${name}" has no upstream configured; set proxy.remoteUrl with PUT /service/rest/v1/repositories/${config.format}/proxy/${name} or in the --repositories file`
+      )
     }
     // A revalidation is counted when its answer is known: hit (304), miss (new body) or stale.
-    let fetch = inFlight.get(path)
+    let fetch = inFlight.get(key)
     const joined = fetch !== undefined
     if (fetch === undefined) {
-      fetch = begin(path, request.query, entry)
+      fetch = begin(route, request.query, entry)
       if (entry === undefined) count("miss")
     } else {
       count("coalesced")
@@ -179,38 +257,36 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     switch (head.kind) {
       case "body":
         if (entry !== undefined && !joined) count("miss")
-        return serveFetch(fetch, head, request)
+        return serveFetch(route, fetch, head, request)
       case "not-modified": {
-        if (entry === undefined) return { kind: "error", status: 502, message: "upstream answered 304 to an unconditional request" }
+        if (entry === undefined) return error(502, "upstream answered 304 to an unconditional request")
         if (!joined) count("hit")
         const refreshed = { ...entry, fetchedAt: Date.now() }
-        await index.commitEntry(name, path, refreshed)
-        return serveEntry(refreshed, request)
+        await index.commitEntry(name, key, refreshed)
+        return serveEntry(route, refreshed, request)
       }
       case "status": {
         if (head.status === 404 || head.status === 410) {
           if (config.negativeCache.enabled && entry === undefined) {
-            await index.putNegative(name, path, { status: head.status, expiresAt: Date.now() + minutesToMs(config.negativeCache.timeToLive) })
+            await index.putNegative(name, key, { status: head.status, expiresAt: Date.now() + minutesToMs(config.negativeCache.timeToLive) })
           }
-          return { kind: "error", status: 404, message: `${path} was not found upstream of repository "${name}"` }
+          return error(404, `${request.path} was not found upstream of repository "${name}"`, { code: route.notFoundCode })
         }
         if (entry !== undefined) {
           count("stale")
-          return serveEntry(entry, request)
+          return serveEntry(route, entry, request)
         }
-        return {
-          kind: "error",
-          status: head.status,
-          message: `upstream of repository "${name}" answered ${head.status}${head.body ? `: ${head.body.slice(0, 500)}` : ""}`,
+        return error(head.status, `upstream of repository "${name}" answered ${head.status}${head.body ? `: ${head.body.slice(0, 500)}` : ""}`, {
+          code: upstreamErrorCode(head.status, route),
           retryAfter: head.retryAfter
-        }
+        })
       }
       case "unreachable":
         if (entry !== undefined) {
           count("stale")
-          return serveEntry(entry, request)
+          return serveEntry(route, entry, request)
         }
-        return { kind: "error", status: 502, message: head.message }
+        return error(502, head.message)
     }
   }
 
@@ -218,9 +294,9 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     config,
     handle: (request) =>
       Effect.tryPromise(() => handleAsync(request)).pipe(
-        Effect.catch((error) =>
-          Effect.logError(`repository ${name}: ${request.method} ${request.path} failed: ${error.cause ?? error}`).pipe(
-            Effect.as<RepositoryReply>({ kind: "error", status: 500, message: `internal error serving ${request.path}` })
+        Effect.catch((failure) =>
+          Effect.logError(`repository ${name}: ${request.method} ${request.path} failed: ${failure.cause ?? failure}`).pipe(
+            Effect.as<RepositoryReply>(error(500, `internal error serving ${request.path}`))
           )
         )
       ),

@@ -35,9 +35,10 @@ type Planned =
     readonly partial: boolean
   }
 
-const plan = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): Planned => {
+const plan = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps, extraHeaders: Record<string, string>): Planned => {
   const etag = etagOf(entry.digest)
   const headers: Record<string, string> = {
+    ...extraHeaders,
     "content-type": entry.contentType ?? "application/octet-stream",
     etag,
     "accept-ranges": "bytes"
@@ -66,8 +67,13 @@ const plan = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): P
  * The reply when it needs no I/O to decide: conditional, HEAD, range errors, a small blob in
  * memory, or a file slice for the engine to stream. Undefined when a small blob must be read first.
  */
-export const serveEntrySync = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): RepositoryReply | undefined => {
-  const planned = plan(entry, request, deps)
+export const serveEntrySync = (
+  entry: CacheEntry,
+  request: RepositoryRequest,
+  deps: EntryDeps,
+  extraHeaders: Record<string, string> = {}
+): RepositoryReply | undefined => {
+  const planned = plan(entry, request, deps, extraHeaders)
   if (planned.done !== undefined) return planned.done
   const { status, headers, start, end, partial } = planned
   if (!partial && entry.size <= smallBlob) {
@@ -80,11 +86,16 @@ export const serveEntrySync = (entry: CacheEntry, request: RepositoryRequest, de
   return { kind: "content", status, headers, body: { file: deps.blobs.blobPath(entry.digest), start, end } }
 }
 
-export const serveEntry = async (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps): Promise<RepositoryReply> => {
-  const reply = serveEntrySync(entry, request, deps)
+export const serveEntry = async (
+  entry: CacheEntry,
+  request: RepositoryRequest,
+  deps: EntryDeps,
+  extraHeaders: Record<string, string> = {}
+): Promise<RepositoryReply> => {
+  const reply = serveEntrySync(entry, request, deps, extraHeaders)
   if (reply !== undefined) return reply
   const body = await fs.readFile(deps.blobs.blobPath(entry.digest))
   if (body.length !== entry.size) throw new Error(`blob ${entry.digest} has ${body.length} bytes, the index says ${entry.size}`)
   deps.smallBlobs.set(entry.digest, body)
-  return serveEntrySync(entry, request, deps)!
+  return serveEntrySync(entry, request, deps, extraHeaders)!
 }

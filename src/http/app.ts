@@ -4,7 +4,7 @@ import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Repositories } from "../actors/Repositories.ts"
 import { Metrics } from "../admin/Metrics.ts"
-import { parseRepositoryUrl } from "../protocols/path.ts"
+import { parseArtifactUrl } from "../protocols/path.ts"
 import { Index } from "../storage/Index.ts"
 import { renderHome } from "../ui/home.ts"
 import { basicChallenge } from "./basicAuth.ts"
@@ -20,6 +20,8 @@ export interface AppOptions {
   readonly checkAdmin: (authorization: string | undefined) => boolean
 }
 
+const registryApiVersion = { "docker-distribution-api-version": "registry/2.0" }
+
 const notFoundJson = (path: string) =>
   HttpServerResponse.jsonUnsafe({ status: 404, message: `no such endpoint: ${path}` }, { status: 404 })
 
@@ -32,9 +34,16 @@ export const makeApp = (options: AppOptions) =>
 
     const route = (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
-        if (path.startsWith("/repository/")) {
-          const parsed = parseRepositoryUrl(request.url)
+        if (path === "/v2" || path === "/v2/") {
+          // the registry API's base: clients probe it before every pull
+          return HttpServerResponse.text("{}", { contentType: "application/json", headers: registryApiVersion })
+        }
+        if (path.startsWith("/repository/") || path.startsWith("/v2/")) {
+          const parsed = parseArtifactUrl(request.url)
           if (!parsed.ok) return errorResponse(parsed.status, parsed.message)
+          if (parsed.pathBased && repositories.get(parsed.repository)?.format !== "docker") {
+            return errorResponse(404, `"${parsed.repository}" is not a container repository; /v2/<repository>/... serves container repositories`)
+          }
           const reply = yield* repositories.handle(parsed.repository, {
             method: request.method,
             path: parsed.path,
@@ -81,7 +90,7 @@ export const makeApp = (options: AppOptions) =>
         response = yield* route(request, path)
       }
       // only configured names become label values, so arbitrary URLs cannot grow the metric set
-      const named = path.startsWith("/repository/") ? path.slice(12).split("/", 1)[0] : ""
+      const named = path.startsWith("/repository/") ? path.slice(12).split("/", 1)[0] : path.startsWith("/v2/") ? path.slice(4).split("/", 1)[0] : ""
       const repository = named === "" || repositories.get(named) !== undefined ? named : "(unknown)"
       metrics.httpRequests.inc({ listener, repository, method: request.method, status: String(response.status) })
       metrics.httpDuration.observe({ listener }, (performance.now() - started) / 1000)

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import type { Repositories } from "../actors/Repositories.ts"
 import type { RepositoryRequest } from "../actors/RepositoryActor.ts"
 import { counterChildren, type Metrics } from "../admin/Metrics.ts"
-import { parseRepositoryUrl } from "../protocols/path.ts"
+import { parseArtifactUrl } from "../protocols/path.ts"
 import { writeReply } from "./render.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
 
@@ -26,10 +26,13 @@ export const makeArtifactPath = (options: {
     const started = performance.now()
     const method = request.method
     const url = request.url
-    if ((method !== "GET" && method !== "HEAD") || url === undefined || !url.startsWith("/repository/")) return false
+    if ((method !== "GET" && method !== "HEAD") || url === undefined) return false
+    if (!url.startsWith("/repository/") && !url.startsWith("/v2/")) return false
     if (sourceRanges !== undefined && !sourceRanges.allows(request.socket.remoteAddress)) return false
-    const parsed = parseRepositoryUrl(url)
-    if (!parsed.ok || repositories.get(parsed.repository) === undefined) return false
+    const parsed = parseArtifactUrl(url)
+    if (!parsed.ok) return false
+    const config = repositories.get(parsed.repository)
+    if (config === undefined || (parsed.pathBased && config.format !== "docker")) return false
     const repositoryRequest: RepositoryRequest = {
       method,
       path: parsed.path,

@@ -15,9 +15,27 @@ const errorText = (message: string) => (message.endsWith("\n") ? message : messa
 export const errorResponse = (status: number, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(errorText(message), { status, headers, contentType: textHeaders["content-type"] })
 
+type ErrorReply = Extract<RepositoryReply, { kind: "error" }>
+
+/** The error body in the repository format's shape: registry JSON, or plain text. */
+export const errorWire = (reply: ErrorReply): { readonly headers: Record<string, string>; readonly body: string } => {
+  const headers: Record<string, string> = {}
+  if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter
+  if (reply.style === "registry") {
+    headers["content-type"] = "application/json"
+    headers["docker-distribution-api-version"] = "registry/2.0"
+    const code = reply.code ?? (reply.status === 404 ? "NAME_UNKNOWN" : "UNSUPPORTED")
+    return { headers, body: JSON.stringify({ errors: [{ code, message: reply.message, detail: null }] }) + "\n" }
+  }
+  headers["content-type"] = textHeaders["content-type"]
+  return { headers, body: errorText(reply.message) }
+}
+
 export const renderReply = (reply: RepositoryReply): HttpServerResponse.HttpServerResponse => {
   if (reply.kind === "error") {
-    return errorResponse(reply.status, reply.message, reply.retryAfter === undefined ? {} : { "retry-after": reply.retryAfter })
+    const { headers, body } = errorWire(reply)
+    const { "content-type": contentType, ...rest } = headers
+    return HttpServerResponse.text(body, { status: reply.status, headers: rest, contentType })
   }
   if (reply.body === undefined) return HttpServerResponse.empty({ status: reply.status, headers: reply.headers })
   const { "content-type": contentType, ...headers } = reply.headers
@@ -42,9 +60,8 @@ export const writeReply = async (
   onHead: (status: number) => void
 ): Promise<void> => {
   if (reply.kind === "error") {
-    const body = errorText(reply.message)
-    const headers: Record<string, string> = { ...textHeaders, "content-length": String(Buffer.byteLength(body)) }
-    if (reply.retryAfter !== undefined) headers["retry-after"] = reply.retryAfter
+    const { headers, body } = errorWire(reply)
+    headers["content-length"] = String(Buffer.byteLength(body))
     onHead(reply.status)
     response.writeHead(reply.status, headers)
     response.end(headOnly ? undefined : body)
