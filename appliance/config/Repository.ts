@@ -31,7 +31,15 @@ export const Repository = Schema.Struct({
   negativeCache: Schema.Struct({
     enabled: Schema.Boolean.pipe(Schema.withDecodingDefaultKey(Effect.succeed(true))),
     timeToLive: Minutes.pipe(Schema.withDecodingDefaultKey(Effect.succeed(1440)))
-  }).pipe(Schema.withDecodingDefaultKey(Effect.succeed({ enabled: true, timeToLive: 1440 })))
+  }).pipe(Schema.withDecodingDefaultKey(Effect.succeed({ enabled: true, timeToLive: 1440 }))),
+  // Nexus's upstream credentials (used for registry token requests); never sent back by the API
+  httpClient: Schema.optionalKey(Schema.Struct({
+    authentication: Schema.optionalKey(Schema.Struct({
+      type: Schema.optionalKey(Schema.String),
+      username: Schema.String,
+      password: Schema.String
+    }))
+  }))
 })
 export type Repository = typeof Repository.Type
 

@@ -4,12 +4,14 @@
 import { Effect } from "effect"
 import { minutesToMs, type Repository } from "../../appliance/config/Repository.ts"
 import { rulesFor, type ErrorStyle, type FormatRules } from "../protocols/formats.ts"
+import { pullScope } from "../protocols/oci/challenge.ts"
 import { upstreamUrl } from "../protocols/path.ts"
 import { parseRange, type RangeRequest } from "../protocols/range.ts"
 import type { ErrorCode, Freshness, Route } from "../protocols/route.ts"
 import type { CacheEntry } from "../storage/Index.ts"
 import { serveEntry as serveEntryAsync, serveEntrySync, type EntryDeps } from "./serveEntry.ts"
 import { startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
+import { makeRegistryAuth } from "./RegistryAuth.ts"
 import type { UpstreamClient } from "./UpstreamClient.ts"
 
 export interface RepositoryRequest {
@@ -154,9 +156,11 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     return { kind: "content", status, headers, body }
   }
 
-  const send = (url: string, method: "GET" | "HEAD", headers: Record<string, string>) =>
+  // registries answer 401 with a Bearer challenge; other formats are asked directly
+  const auth = config.format === "docker" ? makeRegistryAuth(client, config.httpClient?.authentication) : undefined
+  const send = (url: string, method: "GET" | "HEAD", headers: Record<string, string>, scope: string | undefined) =>
     Effect.runPromise(
-      client.request({ url, method, headers }).pipe(
+      (auth === undefined ? client.request({ url, method, headers }) : auth.request({ url, method, headers }, scope)).pipe(
         Effect.tap((response) => Effect.sync(() => metrics.upstreamRequests.inc({ repository: name, status: String(response.status) }))),
         Effect.catch((failure) =>
           Effect.sync(() => {
@@ -173,19 +177,20 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     if (stale?.lastModified !== undefined) headers["if-modified-since"] = stale.lastModified
     const url = upstreamUrl(config.proxy.remoteUrl, route.upstreamPath, rules.forwardQuery ? query : "")
     const key = route.key
+    const scope = pullScope(route.upstreamPath)
     const fetch = startFetch({
       key,
       send: async () => {
         const byHead = route.revalidateByHeadHeader
         if (stale !== undefined && byHead !== undefined) {
           // unchanged digest: a HEAD is all it takes (and it does not count against pull quotas)
-          const probe = await send(url, "HEAD", { ...route.upstreamHeaders })
+          const probe = await send(url, "HEAD", { ...route.upstreamHeaders }, scope)
           if ("unreachable" in probe) return probe
           probe.body.resume()
-          if (probe.status !== 200 || probe.headers[byHead] !== stale.digest) return send(url, "GET", headers)
+          if (probe.status !== 200 || probe.headers[byHead] !== stale.digest) return send(url, "GET", headers, scope)
           return { ...probe, status: 304 }
         }
-        return send(url, "GET", headers)
+        return send(url, "GET", headers, scope)
       },
       beginWrite: blobs.beginUnscoped,
       expectedDigest: (head) => route.expectedDigest ?? (route.digestHeader ? head.upstreamDigest : undefined),
