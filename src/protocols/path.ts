@@ -63,7 +63,9 @@ export const parseArtifactUrl = (
   rawUrl: string,
   options: { readonly allowEncodedSlash?: boolean } = {}
 ): RepositoryPath & { readonly pathBased?: boolean } => {
-  const pathBased = /^\/v2\/([^/?]+)\/([^?]+.*)$/.exec(rawUrl)
+  // docker://host/repository/<name>/<image> (registry clients put the whole path in the name)
+  // arrives as /v2/repository/<name>/<image>/...: the same as /v2/<name>/<image>/...
+  const pathBased = /^\/v2\/(?:repository\/)?([^/?]+)\/([^?]+.*)$/.exec(rawUrl)
   if (pathBased === null) return parseRepositoryUrl(rawUrl, options)
   const parsed = parseRepositoryUrl(`/repository/${pathBased[1]}/v2/${pathBased[2]}`, options)
   return parsed.ok ? { ...parsed, pathBased: true } : parsed

@@ -1,7 +1,7 @@
 // Request paths under /repository/<name>/: decoded once, refused when they could leave the
 // repository, and joined to an upstream base without escaping it.
 import t from "tap"
-import { checkDecodedPath, parseRepositoryUrl, type RepositoryPath, upstreamUrl } from "../../src/protocols/path.ts"
+import { checkDecodedPath, parseArtifactUrl, parseRepositoryUrl, type RepositoryPath, upstreamUrl } from "../../src/protocols/path.ts"
 
 const traversal = "path traversal is not allowed"
 const emptySegment = "empty path segments (//) are not allowed"
@@ -158,4 +158,18 @@ t.test("upstreamUrl stays under the base", async (t) => {
       todo === undefined ? {} : { todo }
     )
   }
+})
+
+t.test("registry clients' path-based form", async (t) => {
+  t.same(parseArtifactUrl("/v2/docker-public/library/alpine/manifests/3.20"), {
+    ok: true, repository: "docker-public", path: "v2/library/alpine/manifests/3.20", query: "", pathBased: true
+  })
+  t.same(parseArtifactUrl("/v2/repository/docker-public/library/alpine/manifests/3.20"), {
+    ok: true, repository: "docker-public", path: "v2/library/alpine/manifests/3.20", query: "", pathBased: true
+  }, "docker://host/repository/<name>/<image> works too")
+  t.same(parseArtifactUrl("/repository/docker-public/v2/library/alpine/manifests/3.20?ns=docker.io"), {
+    ok: true, repository: "docker-public", path: "v2/library/alpine/manifests/3.20", query: "ns=docker.io"
+  }, "the mirror endpoint form, with containerd's ns query")
+  const traversal = parseArtifactUrl("/v2/docker-public/../../etc/passwd")
+  t.equal(traversal.ok, false)
 })
