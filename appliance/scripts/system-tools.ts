@@ -4,7 +4,11 @@ import { spawnSync } from "node:child_process"
 
 // command the tests run -> Debian package that provides it
 const required: Record<string, string> = {
-  curl: "curl"
+  curl: "curl",
+  tar: "tar",
+  skopeo: "skopeo",
+  // Debian's build of distribution 2.8 installs its binary as /usr/bin/docker-registry
+  "docker-registry": "docker-registry"
 }
 
 const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0
