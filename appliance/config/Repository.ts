@@ -6,7 +6,8 @@ import { Effect, Schema } from "effect"
 export const formats = ["docker", "apt", "npm", "pypi", "go", "cargo", "helm", "raw"] as const
 export type Format = (typeof formats)[number]
 
-const Minutes = Schema.Int.check(Schema.isGreaterThanOrEqualTo(-1))
+// Nexus takes whole minutes; fractions are accepted too (tests use short TTLs)
+const Minutes = Schema.Number.check(Schema.isGreaterThanOrEqualTo(-1))
 
 export const RepositoryName = Schema.String.check(
   Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, {

@@ -46,12 +46,16 @@ export const parseRepositoryUrl = (rawUrl: string, options: { readonly allowEnco
   return { ok: true, repository, path, query }
 }
 
+// RFC 3986 pchar: sub-delims, ":" and "@" stay as they are (registries expect sha256:<hex> verbatim)
+const encodeSegment = (segment: string) =>
+  encodeURIComponent(segment).replace(/%(21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/gi, (escape) => decodeURIComponent(escape))
+
 /** Joins an upstream base URL and a repository-relative path without letting the path escape it. */
 export const upstreamUrl = (remoteUrl: string, path: string, query = ""): string => {
   const base = remoteUrl.endsWith("/") ? remoteUrl : remoteUrl + "/"
   // URL parsers resolve "." and ".." (even as %2E%2E), so such a segment is refused, not encoded
   if (checkDecodedPath(path) === traversal) throw new Error(`path traversal in upstream path: ${path}`)
-  const encoded = path.split("/").map(encodeURIComponent).join("/")
+  const encoded = path.split("/").map(encodeSegment).join("/")
   return base + encoded + (query === "" ? "" : "?" + query)
 }
 

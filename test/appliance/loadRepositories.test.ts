@@ -183,7 +183,7 @@ t.test("a bad file fails with a ConfigError naming the file, the field and the e
       "several.json",
       JSON.stringify([
         { name: "raw-codehost", format: "raw", proxy: {} },
-        { name: "bad name!", format: "rww", online: "yes", proxy: { remoteUrl: 3, contentMaxAge: 1.5 } }
+        { name: "bad name!", format: "rww", online: "yes", proxy: { remoteUrl: 3, contentMaxAge: -5 } }
       ]),
       [
         "Expected a repository name of letters, digits, '.', '_' and '-'",

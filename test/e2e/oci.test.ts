@@ -93,3 +93,63 @@ t.test("bearer-token upstreams: the token is fetched once per scope and reused",
   t.equal(guarded.count((r) => r.path.startsWith("/token")), 1, "one token request for the repository's pull scope")
   t.ok(guarded.count((r) => r.status === 401) >= 1, "the upstream challenged first")
 })
+
+t.test("upstream faults: 429 serves the cached manifest, a corrupt blob is refused, a missing tag is retried after its TTL", async (t) => {
+  // metadata always stale, negative entries for 0.02 min (1.2 s): every tag request asks upstream
+  const strict = await startAppliance({
+    repositories: [{
+      name: "docker-public",
+      format: "docker",
+      proxy: { remoteUrl: registry.url, metadataMaxAge: 0 },
+      negativeCache: { enabled: true, timeToLive: 0.02 }
+    }]
+  })
+  t.teardown(() => strict.stop())
+  const host = new URL(strict.lanUrl).host
+  await skopeoCopy(`${host}/docker-public/library/alpine:3.20`, `oci:${join(work, "pull-strict")}:x`, ["--preserve-digests"])
+
+  registry.intercept = (r) =>
+    r.path.includes("/manifests/")
+      ? { status: 429, headers: { "retry-after": "60", "content-type": "application/json" }, body: '{"errors":[{"code":"TOOMANYREQUESTS","message":"pull rate limit"}]}' }
+      : undefined
+  const cached = await send(strict.lanUrl, "/repository/docker-public/v2/library/alpine/manifests/3.20", { headers: { accept: "application/vnd.oci.image.manifest.v1+json" } })
+  t.equal(cached.status, 200, "a rate-limited upstream does not stop a cached manifest")
+  t.ok(cached.body.equals(image.manifest))
+  const uncached = await send(strict.lanUrl, "/repository/docker-public/v2/library/alpine/manifests/never-pulled")
+  t.equal(uncached.status, 429, "a miss gets the 429")
+  t.equal(uncached.headers["retry-after"], "60")
+  t.equal(JSON.parse(uncached.body.toString()).errors[0].code, "TOOMANYREQUESTS")
+
+  const corrupt = index.images[1].layers[0].digest
+  registry.intercept = (r) => (r.path.endsWith(`/blobs/${corrupt}`) ? { status: 200, headers: { "content-type": "application/octet-stream" }, body: Buffer.alloc(index.images[1].layers[0].size, 7) } : undefined)
+  const refused = await send(strict.lanUrl, `/repository/docker-public/v2/library/alpine/blobs/${corrupt}`)
+  t.equal(refused.complete, false, "the client's body ends in an error")
+  registry.intercept = undefined
+  const good = await send(strict.lanUrl, `/repository/docker-public/v2/library/alpine/blobs/${corrupt}`)
+  t.equal(good.status, 200)
+  t.ok(good.complete)
+  t.equal(registry.count((r) => r.path.endsWith(`/blobs/${corrupt}`)), 2, "the corrupt copy was not cached")
+  const text = (await send(strict.lanUrl, "/service/rest/metrics/prometheus", { headers: { authorization: strict.auth } })).body.toString()
+  t.equal(metricValue(text, "larder_fetch_failures_total", { repository: "docker-public", reason: "DigestMismatch" }), 1, "and counted")
+
+  const tag = "/v2/library/alpine/manifests/v9.9"
+  t.equal((await send(strict.lanUrl, "/repository/docker-public" + tag)).status, 404)
+  t.equal((await send(strict.lanUrl, "/repository/docker-public" + tag)).status, 404)
+  t.equal(registry.count(tag), 1, "inside the TTL the upstream is not asked again")
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  t.equal((await send(strict.lanUrl, "/repository/docker-public" + tag)).status, 404)
+  t.equal(registry.count(tag), 2, "after the TTL it is")
+})
+
+t.test("20 clients pulling one uncached image at once: one upstream GET per blob", async (t) => {
+  const fresh = await writeImageLayout(join(work, "herd"), { seed: "larder-oci-herd", layers: 5, layerFileSize: 200_000, tag: "1" })
+  await registry.push(fresh, "herd/app:1")
+  registry.requests.length = 0
+  await Promise.all(
+    Array.from({ length: 20 }, (_, i) => skopeoCopy(`${lan}/docker-public/herd/app:1`, `oci:${join(work, `herd-${i}`)}:x`, ["--preserve-digests"]))
+  )
+  for (const digest of [fresh.configDigest, ...fresh.layers.map((l) => l.digest)]) {
+    t.equal(registry.count((r) => r.method === "GET" && r.path.endsWith(`/blobs/${digest}`)), 1, `one GET for ${digest.slice(0, 19)}`)
+  }
+  for (let i = 0; i < 20; i++) t.equal(await pulledManifestDigest(join(work, `herd-${i}`)), fresh.manifestDigest)
+})

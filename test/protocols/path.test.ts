@@ -139,7 +139,8 @@ t.test("upstreamUrl stays under the base", async (t) => {
     ["? and # in a segment with a query", base, "a?b#c", "q=1", "http://up.example/files/a%3Fb%23c?q=1"],
     ["space and percent are encoded", base, "x y/100%", "", "http://up.example/files/x%20y/100%25"],
     ["a decoded %2e%2e stays literal", base, "%2e%2e/x", "", "http://up.example/files/%252e%252e/x"],
-    ["a scoped npm name keeps its slash (@ is encoded)", "http://npm.example/", "@scope/name", "", "http://npm.example/%40scope/name"],
+    ["a scoped npm name keeps its slash and @", "http://npm.example/", "@scope/name", "", "http://npm.example/@scope/name"],
+    ["a digest keeps its colon", base, "v2/a/blobs/sha256:abc", "", "http://up.example/files/v2/a/blobs/sha256:abc"],
     ["base with a path and no trailing slash", "http://up.example/a/b", "c", "", "http://up.example/a/b/c"],
     ["unicode", base, "café", "", "http://up.example/files/caf%C3%A9"],
 
