@@ -108,6 +108,12 @@ t.test("upstream faults: 429 serves the cached manifest, a corrupt blob is refus
   const host = new URL(strict.lanUrl).host
   await skopeoCopy(`${host}/docker-public/library/alpine:3.20`, `oci:${join(work, "pull-strict")}:x`, ["--preserve-digests"])
 
+  registry.requests.length = 0
+  const revalidated = await send(strict.lanUrl, "/repository/docker-public/v2/library/alpine/manifests/3.20")
+  t.equal(revalidated.status, 200)
+  t.same(registry.requests.map((r) => `${r.method} ${r.path}`), ["HEAD /v2/library/alpine/manifests/3.20"], "a stale tag is revalidated with one HEAD (no pull counted upstream)")
+  t.equal(revalidated.headers["docker-content-digest"], image.manifestDigest)
+
   registry.intercept = (r) =>
     r.path.includes("/manifests/")
       ? { status: 429, headers: { "retry-after": "60", "content-type": "application/json" }, body: '{"errors":[{"code":"TOOMANYREQUESTS","message":"pull rate limit"}]}' }
