@@ -20,6 +20,8 @@ export interface RepositoryRequest {
   readonly query: string
   readonly range: string | undefined
   readonly ifNoneMatch: string | undefined
+  /** the client's Accept header (registries negotiate manifest media types with it) */
+  readonly accept?: string | undefined
 }
 
 export type RepositoryReply =
@@ -66,6 +68,15 @@ export const isFresh = (config: Repository, entry: CacheEntry, freshness: Freshn
 
 type CachedRoute = Extract<Route, { kind: "cached" }>
 
+/** A narrow-Accept route uses the default entry when that entry's media type is acceptable. */
+const resolveShared = (route: CachedRoute, index: EntryDeps["index"], repository: string): CachedRoute => {
+  if (route.sharedKey === undefined) return route
+  const shared = index.getEntry(repository, route.sharedKey)
+  return shared?.contentType !== undefined && route.acceptable?.includes(shared.contentType)
+    ? { ...route, key: route.sharedKey }
+    : route
+}
+
 /** headers a route adds to every reply (API version, the content's digest) */
 const routeHeaders = (route: CachedRoute, digest: string | undefined): Record<string, string> => {
   const headers: Record<string, string> = { ...route.replyHeaders }
@@ -84,8 +95,9 @@ export const freshHit = (
   request: RepositoryRequest
 ): RepositoryReply | undefined => {
   if (!config.online) return undefined
-  const route = rules.classify(request.method, request.path)
-  if (route.kind !== "cached") return undefined
+  const classified = rules.classify(request.method, request.path, request.accept)
+  if (classified.kind !== "cached") return undefined
+  const route = resolveShared(classified, deps.index, config.name)
   const entry = deps.index.getEntry(config.name, route.key)
   if (entry === undefined || !isFresh(config, entry, route.freshness, Date.now())) return undefined
   const reply = serveEntrySync(entry, request, deps, routeHeaders(route, entry.digest))
@@ -224,11 +236,12 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
 
   const handleAsync = async (request: RepositoryRequest): Promise<RepositoryReply> => {
     if (!config.online) return error(503, `repository "${name}" is offline`)
-    const route = rules.classify(request.method, request.path)
-    if (route.kind === "invalid") return error(route.status, route.message, { code: route.code })
-    if (route.kind === "answer") {
-      return { kind: "content", status: route.status, headers: { ...route.headers }, body: request.method === "HEAD" ? undefined : Buffer.from(route.body) }
+    const classified = rules.classify(request.method, request.path, request.accept)
+    if (classified.kind === "invalid") return error(classified.status, classified.message, { code: classified.code })
+    if (classified.kind === "answer") {
+      return { kind: "content", status: classified.status, headers: { ...classified.headers }, body: request.method === "HEAD" ? undefined : Buffer.from(classified.body) }
     }
+    const route = resolveShared(classified, index, name)
     const key = route.key
     const entry = index.getEntry(name, key)
     const now = Date.now()

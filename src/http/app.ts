@@ -49,7 +49,8 @@ export const makeApp = (options: AppOptions) =>
             path: parsed.path,
             query: parsed.query,
             range: request.headers["range"],
-            ifNoneMatch: request.headers["if-none-match"]
+            ifNoneMatch: request.headers["if-none-match"],
+            accept: request.headers["accept"]
           })
           return renderReply(reply)
         }

@@ -38,7 +38,8 @@ export const makeArtifactPath = (options: {
       path: parsed.path,
       query: parsed.query,
       range: request.headers.range,
-      ifNoneMatch: request.headers["if-none-match"]
+      ifNoneMatch: request.headers["if-none-match"],
+      accept: request.headers.accept
     }
     const onHead = (status: number) => {
       requestCounter(listener, parsed.repository, method, String(status)).inc()

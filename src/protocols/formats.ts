@@ -8,7 +8,7 @@ import type { Route } from "./route.ts"
 export type ErrorStyle = "text" | "registry"
 
 export interface FormatRules {
-  readonly classify: (method: string, path: string) => Route
+  readonly classify: (method: string, path: string, accept?: string | undefined) => Route
   readonly errorStyle: ErrorStyle
   /** whether the client's query string is passed upstream (containerd adds ?ns= for the mirror) */
   readonly forwardQuery: boolean
@@ -18,7 +18,7 @@ export const rulesFor = (repository: Repository): FormatRules => {
   switch (repository.format) {
     case "docker": {
       const options = { dockerHub: isDockerHub(repository.proxy.remoteUrl) }
-      return { classify: (method, path) => classifyOci(method, path, options), errorStyle: "registry", forwardQuery: false }
+      return { classify: (method, path, accept) => classifyOci(method, path, options, accept), errorStyle: "registry", forwardQuery: false }
     }
     default:
       return { classify: classifyRaw, errorStyle: "text", forwardQuery: true }

@@ -34,6 +34,12 @@ export type Route =
     readonly replyHeaders?: Readonly<Record<string, string>> | undefined
     /** name the Docker-Content-Digest header after the stored digest */
     readonly digestHeader?: boolean | undefined
+    /**
+     * For a narrower Accept: the default entry's key, used instead of `key` when the default's
+     * media type is one of `acceptable` (most narrow clients accept what is already cached)
+     */
+    readonly sharedKey?: string | undefined
+    readonly acceptable?: ReadonlyArray<string> | undefined
   }
   | {
     readonly kind: "answer"

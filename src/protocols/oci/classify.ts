@@ -25,7 +25,19 @@ export interface OciOptions {
 
 const notDocker = (status = 400): Route => ({ kind: "invalid", status, message: "Not a docker request", code: "UNSUPPORTED" })
 
-export const classify = (method: string, path: string, options: OciOptions): Route => {
+/**
+ * The manifest media types a client's Accept admits, when that is narrower than all four (old
+ * clients that cannot read an index or an OCI manifest); undefined means "any of them".
+ */
+export const acceptedManifestTypes = (accept: string | undefined): ReadonlyArray<string> | undefined => {
+  if (accept === undefined) return undefined
+  const listed = accept.split(",").map((part) => part.split(";")[0].trim().toLowerCase())
+  if (listed.some((type) => type === "*/*" || type === "application/*")) return undefined
+  const admitted = manifestMediaTypes.filter((type) => listed.includes(type))
+  return admitted.length === 0 || admitted.length === manifestMediaTypes.length ? undefined : admitted
+}
+
+export const classify = (method: string, path: string, options: OciOptions, accept?: string | undefined): Route => {
   if (path === "v2" || path === "v2/") {
     return { kind: "answer", status: 200, headers: { ...apiVersion, "content-type": "application/json" }, body: "{}" }
   }
@@ -64,7 +76,11 @@ export const classify = (method: string, path: string, options: OciOptions): Rou
   if (!byDigest && !tagPattern.test(reference)) {
     return { kind: "invalid", status: 400, message: `invalid manifest reference "${reference}"`, code: "MANIFEST_UNKNOWN" }
   }
-  const accept = { accept: manifestMediaTypes.join(", ") }
+  // A tag resolves to different manifests for different Accept headers (e.g. an index, or one
+  // platform's manifest for a client that cannot read indexes): each narrower set is its own entry.
+  const admitted = byDigest ? undefined : acceptedManifestTypes(accept)
+  const upstreamAccept = { accept: (admitted ?? manifestMediaTypes).join(", ") }
+  const variant = admitted === undefined ? "" : `#accept=${admitted.join(",")}`
   return byDigest
     ? {
       kind: "cached",
@@ -72,17 +88,18 @@ export const classify = (method: string, path: string, options: OciOptions): Rou
       upstreamPath: `v2/${name}/manifests/${reference}`,
       freshness: "immutable",
       expectedDigest: reference,
-      upstreamHeaders: accept,
+      upstreamHeaders: upstreamAccept,
       notFoundCode: "MANIFEST_UNKNOWN",
       digestHeader: true,
       ...common
     }
     : {
       kind: "cached",
-      key: `${name}/manifests/${reference}`,
+      key: `${name}/manifests/${reference}${variant}`,
+      ...(admitted === undefined ? {} : { sharedKey: `${name}/manifests/${reference}`, acceptable: admitted }),
       upstreamPath: `v2/${name}/manifests/${reference}`,
       freshness: "metadata",
-      upstreamHeaders: accept,
+      upstreamHeaders: upstreamAccept,
       // Docker Hub does not count HEAD against the pull quota: revalidate tags with it
       revalidateByHeadHeader: "docker-content-digest",
       notFoundCode: "MANIFEST_UNKNOWN",

@@ -66,3 +66,22 @@ t.test("bearer challenges", async (t) => {
     "https://auth.example/token?x=1&service=reg+ok&scope=repository%3Aa%3Apull"
   )
 })
+
+t.test("Accept negotiation for tags", async (t) => {
+  const { acceptedManifestTypes } = await import("../../../src/protocols/oci/classify.ts")
+  t.equal(acceptedManifestTypes(undefined), undefined, "no Accept: any manifest type")
+  t.equal(acceptedManifestTypes("*/*"), undefined)
+  t.equal(acceptedManifestTypes(manifestMediaTypes.join(", ")), undefined, "all four: the default entry")
+  t.same(
+    acceptedManifestTypes("application/vnd.docker.distribution.manifest.v2+json; q=0.9, application/json"),
+    ["application/vnd.docker.distribution.manifest.v2+json"],
+    "an old client that reads Docker v2 only"
+  )
+  const narrow = classify("GET", "v2/app/manifests/1.0", other, "application/vnd.docker.distribution.manifest.v2+json")
+  t.match(narrow, {
+    key: "app/manifests/1.0#accept=application/vnd.docker.distribution.manifest.v2+json",
+    upstreamHeaders: { accept: "application/vnd.docker.distribution.manifest.v2+json" }
+  }, "a narrower Accept is cached apart and sent upstream as it is")
+  const byDigest = classify("GET", `v2/app/manifests/${digest}`, other, "application/vnd.docker.distribution.manifest.v2+json")
+  t.match(byDigest, { key: `app/manifests/${digest}` }, "content by digest is the same whatever the Accept")
+})
