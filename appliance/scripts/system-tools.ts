@@ -8,7 +8,10 @@ const required: Record<string, string> = {
   tar: "tar",
   skopeo: "skopeo",
   // Debian's build of distribution 2.8 installs its binary as /usr/bin/docker-registry
-  "docker-registry": "docker-registry"
+  "docker-registry": "docker-registry",
+  // the containerd e2e test runs a private daemon and drives it with ctr (both in Debian's containerd)
+  containerd: "containerd",
+  ctr: "containerd"
 }
 
 const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0
