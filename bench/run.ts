@@ -1,14 +1,20 @@
 // npm run bench: larder against nginx proxy_cache (worker_processes 1) in front of the same local
-// upstream, in one run; prints larder figure, nginx figure, ratio and target, then writes
-// bench/RESULTS.md. Options: --peers larder,nginx (default both).
+// upstream, in one run; then larder's docker proxy repository against docker-registry in proxy
+// mode (bench/ociCache.ts) in front of the same origin registry. Prints larder figure, reference
+// figure, ratio and target, then writes bench/RESULTS.md. Options: --peers larder,nginx,registry
+// (default all), --only raw|oci (default both sections).
 import { performance } from "node:perf_hooks"
 import { startUpstream, type Upstream } from "../test/support/upstream.ts"
 import { startLink, type Link } from "./link.ts"
 import { startLarder } from "./peers/larder.ts"
 import { startNginxPeer } from "./peers/nginxPeer.ts"
 import type { Peer } from "./peers/peer.ts"
+import { startRegistryProxy } from "./peers/registryProxy.ts"
+import * as oci from "./ociCache.ts"
 import * as raw from "./rawCache.ts"
-import { fixed, isValue, machine, markdownTable, ratioOf, show, times, writeResults, type Figure, type Row } from "./report.ts"
+import { fixed, isValue, machine, markdownTable, ratioOf, show, times, writeResults, type Figure, type Row, type Section } from "./report.ts"
+import { registryBinary } from "../test/support/registry.ts"
+import { dockerProxyRepository } from "./peers/larder.ts"
 import { waitForQuiet } from "./quiet.ts"
 import { findTools } from "./tools.ts"
 
@@ -18,7 +24,7 @@ const watchdogMinutes = 15
 /** busiest the machine may be (all cores, 0–1) before a peer is measured */
 const quietBusy = 0.15
 
-const peerNames = ["larder", "nginx"] as const
+const peerNames = ["larder", "nginx", "registry"] as const
 type PeerName = (typeof peerNames)[number]
 
 const selectedPeers = (): PeerName[] => {
@@ -26,6 +32,15 @@ const selectedPeers = (): PeerName[] => {
   if (i < 0) return [...peerNames]
   const wanted = (process.argv[i + 1] ?? "").split(",")
   return peerNames.filter((p) => wanted.includes(p))
+}
+
+const sectionNames = ["raw", "oci"] as const
+type SectionName = (typeof sectionNames)[number]
+const selectedSections = (): SectionName[] => {
+  const i = process.argv.indexOf("--only")
+  if (i < 0) return [...sectionNames]
+  const wanted = (process.argv[i + 1] ?? "").split(",")
+  return sectionNames.filter((s) => wanted.includes(s))
 }
 
 const tools = findTools()
@@ -37,13 +52,18 @@ const notes: string[] = []
 const peers = new Map<PeerName, Peer | Error>()
 let upstream: Upstream | undefined
 let link: Link | undefined
+let ociFixtures: oci.Fixtures | undefined
 
-const cleanup = async () => {
+const stopPeers = async () => {
   for (const peer of peers.values()) if (!(peer instanceof Error)) await peer.stop().catch(() => undefined)
   peers.clear()
+}
+const cleanup = async () => {
+  await stopPeers()
   await link?.close()
   await upstream?.close()
-  link = upstream = undefined
+  await ociFixtures?.close().catch(() => undefined)
+  link = upstream = ociFixtures = undefined
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => void cleanup().finally(() => process.exit(130)))
@@ -93,8 +113,95 @@ const larderCell = <T>(figure: Figure<T>, format: (value: T) => string) => {
 }
 
 const rows: Row[] = []
+const ociRows: Row[] = []
 const main = async () => {
-  const chosen = selectedPeers()
+  const chosenSections = selectedSections()
+  if (chosenSections.includes("raw")) await rawSection()
+  if (chosenSections.includes("oci")) await ociSection()
+}
+
+const startPeer = async (name: PeerName, start: () => Promise<Peer>) => {
+  const peer = await start().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))
+  peers.set(name, peer)
+  if (peer instanceof Error) {
+    failed = true
+    notes.push(`${name} did not start: ${peer.message.slice(0, 2000)}`)
+  }
+}
+
+const ociSection = async () => {
+  const chosen = selectedPeers().filter((p) => p !== "nginx")
+  log(`building images and starting the origin registry (peers: ${chosen.join(", ")})`)
+  ociFixtures = await oci.prepare(chosen)
+  const originUrl = ociFixtures.origin.url
+  if (chosen.includes("larder")) await startPeer("larder", () => startLarder([dockerProxyRepository(oci.repository, originUrl)]))
+  if (chosen.includes("registry")) await startPeer("registry", () => startRegistryProxy(originUrl))
+  log(`started ${[...peers].map(([n, p]) => `${n}${p instanceof Error ? " (FAILED)" : ` pid ${p.pid}`}`).join(", ")}`)
+  const c = (): oci.Context => ({ tools, fixtures: ociFixtures!, note: (text) => (notes.push(text), log(`note: ${text}`)) })
+  const s = oci.settings
+  const higher = { rounds: 2, better: (a: number, b: number) => a > b }
+
+  const blob = await measure("OCI blob hit throughput", (p) => oci.blobHit(c(), p), (v) => `${v.toFixed(0)} MB/s`, higher)
+  const blobRatio = ratioOf(blob.larder, blob.registry)
+  ociRows.push({
+    measure: `${s.blobHit.layerFileSize / 2 ** 20} MiB layer, blob cache hit, MB/s (${s.blobHit.clients} parallel clients × ${s.blobHit.rounds} rounds, best of 2)`,
+    larder: larderCell(blob.larder, fixed(0)),
+    reference: show(blob.registry, fixed(0)),
+    ratio: times(blobRatio),
+    target: "≥ 1.50× registry proxy",
+    met: blobRatio === undefined ? undefined : blobRatio >= 1.5
+  })
+
+  type Rate = Awaited<ReturnType<typeof oci.manifestRate>>
+  const manifest = await measure(
+    "OCI manifest hit rate",
+    (p) => oci.manifestRate(c(), p),
+    (v) => `${v.rate.toFixed(0)} req/s, ${v.originRequests} origin request(s) for ${v.requests} served`,
+    { rounds: 2, better: (a: Rate, b: Rate) => a.rate > b.rate }
+  )
+  const rateOf = (f: Figure<Rate>) => (isValue(f) ? f.rate : undefined)
+  const manifestRatio = ratioOf(rateOf(manifest.larder), rateOf(manifest.registry))
+  const rateCell = (v: Rate) => `${v.rate.toFixed(0)} (${v.originRequests} origin requests)`
+  ociRows.push({
+    measure: `Manifest by tag, cache hit, req/s (OCI Accept, ${s.manifestRate.connections} connections, wrk ${s.manifestRate.seconds} s, best of 2)`,
+    larder: larderCell(manifest.larder, rateCell),
+    reference: show(manifest.registry, rateCell),
+    ratio: times(manifestRatio),
+    target: "≥ 1.50× registry proxy",
+    met: manifestRatio === undefined ? undefined : manifestRatio >= 1.5
+  })
+
+  const cold = await measure(
+    "OCI cold pull",
+    (p) => oci.coldPull(c(), p),
+    (v) => `${v.originBlobGets} origin blob GETs (${v.blobs} blobs), ${v.originManifestRequests} origin manifest requests, ${v.wallSeconds.toFixed(2)} s, ${(v.bytes / 1e6).toFixed(0)} MB delivered`
+  )
+  const coldLabel = `${s.coldPull.clients} concurrent cold pulls of a fresh ${s.coldPull.layers}-layer image (${oci.coldImageMiB()} MiB)`
+  ociRows.push({
+    measure: `${coldLabel}: origin blob GETs`,
+    larder: larderCell(cold.larder, (v) => `${v.originBlobGets} (${v.blobs} blobs)`),
+    reference: show(cold.registry, (v) => `${v.originBlobGets} (${v.blobs} blobs)`),
+    ratio: times(ratioOf(isValue(cold.larder) ? cold.larder.originBlobGets : undefined, isValue(cold.registry) ? cold.registry.originBlobGets : undefined)),
+    target: "larder: one per blob",
+    met: isValue(cold.larder) ? cold.larder.originBlobGets === cold.larder.blobs : undefined
+  })
+  const wall = (f: Figure<oci.ColdPull>) => (isValue(f) ? f.wallSeconds : undefined)
+  const wallRatio = ratioOf(wall(cold.larder), wall(cold.registry))
+  ociRows.push({
+    measure: `… wall time until the last client has every blob, s`,
+    larder: larderCell(cold.larder, (v) => v.wallSeconds.toFixed(2)),
+    reference: show(cold.registry, (v) => v.wallSeconds.toFixed(2)),
+    ratio: times(wallRatio),
+    target: "≤ 1.00× registry proxy",
+    met: wallRatio === undefined ? undefined : wallRatio <= 1
+  })
+  await stopPeers()
+  await ociFixtures.close()
+  ociFixtures = undefined
+}
+
+const rawSection = async () => {
+  const chosen = selectedPeers().filter((p) => p !== "registry")
   log(`building bodies and starting the upstream (peers: ${chosen.join(", ")})`)
   upstream = await startUpstream()
   raw.registerFixtures(upstream, chosen)
@@ -118,7 +225,7 @@ const main = async () => {
   rows.push({
     measure: `1 KiB cache hit, req/s (${s.hitRate.connections} connections, wrk ${s.hitRate.seconds} s, best of 2)`,
     larder: larderCell(rate.larder, fixed(0)),
-    nginx: show(rate.nginx, fixed(0)),
+    reference: show(rate.nginx, fixed(0)),
     ratio: times(rateRatio),
     target: "≥ 0.70× nginx",
     met: rateRatio === undefined ? undefined : rateRatio >= 0.7
@@ -129,7 +236,7 @@ const main = async () => {
   rows.push({
     measure: `100 MiB cache hit, MB/s (${s.hitThroughput.clients} parallel clients × ${s.hitThroughput.rounds} rounds, best of 2)`,
     larder: larderCell(throughput.larder, fixed(0)),
-    nginx: show(throughput.nginx, fixed(0)),
+    reference: show(throughput.nginx, fixed(0)),
     ratio: times(throughputRatio),
     target: "≥ 0.90× nginx",
     met: throughputRatio === undefined ? undefined : throughputRatio >= 0.9
@@ -145,7 +252,7 @@ const main = async () => {
     rows.push({
       measure: `${s.coldHerd.clients} cold clients on one 100 MiB object, ${originLabels[origin]}: upstream fetches`,
       larder: larderCell(herd.larder, (v) => String(v.upstreamFetches)),
-      nginx: show(herd.nginx, (v) => String(v.upstreamFetches)),
+      reference: show(herd.nginx, (v) => String(v.upstreamFetches)),
       ratio: "—",
       target: "larder: 1",
       met: isValue(herd.larder) ? herd.larder.upstreamFetches === 1 : undefined
@@ -154,7 +261,7 @@ const main = async () => {
     rows.push({
       measure: `… last client's time / one cold client's time, ${originLabels[origin]}`,
       larder: larderCell(herd.larder, slowdown),
-      nginx: show(herd.nginx, slowdown),
+      reference: show(herd.nginx, slowdown),
       // the two slowdowns have different baselines; compare the herds' absolute times instead
       ratio: lastClientRatio(herd.larder, herd.nginx),
       target: "larder: ≤ 1.20×",
@@ -172,11 +279,15 @@ const main = async () => {
   rows.push({
     measure: `Peak RSS while ${s.streamingMemory.clients} clients stream a cached 1 GiB object`,
     larder: larderCell(memory.larder, peakCell),
-    nginx: show(memory.nginx, peakCell),
+    reference: show(memory.nginx, peakCell),
     ratio: times(ratioOf(isValue(memory.larder) ? peakOf(memory.larder) : undefined, isValue(memory.nginx) ? peakOf(memory.nginx) : undefined)),
     target: "larder: ≤ 200 MiB",
     met: isValue(memory.larder) ? peakOf(memory.larder) <= 200 * 2 ** 20 : undefined
   })
+  await stopPeers()
+  await link?.close()
+  await upstream?.close()
+  link = upstream = undefined
 }
 
 const lastClientRatio = (larder: Figure<raw.ColdHerd>, nginx: Figure<raw.ColdHerd>) => {
@@ -192,8 +303,7 @@ const method = [
   `Hit rate: wrk -t2 -c${raw.settings.hitRate.connections}, ${raw.settings.hitRate.warmupSeconds} s warm-up then ${raw.settings.hitRate.seconds} s measured, after one GET filled the cache. Throughput and downloads: curl processes writing to /dev/null; MB = 10^6 bytes.`,
   `Cold herd: one client on a fresh object (the baseline), then ${raw.settings.coldHerd.clients} clients started together on another fresh object; the figure is the time from starting them to the last one finishing, over the baseline. Run twice: against the origin at loopback speed, and through bench/link.ts, a ${raw.settings.wanBytesPerSecond / 1e6} MB/s link shared by all origin connections (a stand-in for the WAN to a real registry). At loopback speed the herd's time is bounded by pushing ${raw.settings.coldHerd.clients} × 100 MiB through the cache on this machine's cores rather than by the origin.`,
   "Memory: the peer's process tree (larder's node process; nginx master + worker), VmRSS summed and sampled every 100 ms, and VmHWM reset through /proc/<pid>/clear_refs just before the clients start; the larger is reported. anon = RssAnon, i.e. without file-backed pages such as an mmapped store or sendfile.",
-  `Hit rate and throughput run twice with the peers taking turns in alternating order; the better figure of each peer counts. Before every peer's turn the bench waits (up to 20 s) until the machine is at most ${quietBusy * 100}% busy, and notes below when it never was.`,
-  "Targets are larder's; the nginx column is the reference it is judged against."
+  `Hit rate and throughput run twice with the peers taking turns in alternating order; the better figure of each peer counts. Before every peer's turn the bench waits (up to 20 s) until the machine is at most ${quietBusy * 100}% busy.`
 ]
 
 try {
@@ -207,16 +317,30 @@ try {
   clearTimeout(watchdog)
 }
 
-const table = markdownTable(rows)
-console.log(`\n${table}\n`)
+const sections: Section[] = []
+if (rows.length > 0) {
+  sections.push({
+    title: "Raw proxy repository: larder vs nginx proxy_cache",
+    table: markdownTable(rows),
+    after: "Where the time goes, for the targets larder misses: [PROFILE.md](PROFILE.md).",
+    method
+  })
+}
+if (ociRows.length > 0) {
+  sections.push({
+    title: "Container images: larder vs docker-registry in proxy mode",
+    table: markdownTable(ociRows, "registry proxy"),
+    method: oci.method()
+  })
+}
+for (const section of sections) console.log(`\n${section.title}\n\n${section.table}\n`)
 for (const note of notes) console.log(`note: ${note}`)
 writeResults(resultsFile, {
   command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`,
   date: new Date(),
-  machine: machine(tools),
+  machine: machine(tools, ociRows.length > 0 ? registryBinary : undefined),
   durationSeconds: (performance.now() - started) / 1000,
-  table,
-  method,
+  sections,
   notes
 })
 console.log(`wrote ${resultsFile}`)

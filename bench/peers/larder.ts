@@ -10,10 +10,22 @@ export const rawProxyRepository = (name: string, remoteUrl: string) => ({
   negativeCache: { enabled: true, timeToLive: 1440 }
 })
 
-/** repositories: name → origin URL (with trailing slash) */
-export const startLarder = async (repositories: Record<string, string>): Promise<Peer> => {
+export const dockerProxyRepository = (name: string, remoteUrl: string) => ({
+  name,
+  format: "docker",
+  online: true,
+  proxy: { remoteUrl, contentMaxAge: 1440, metadataMaxAge: 1440 },
+  negativeCache: { enabled: true, timeToLive: 1440 }
+})
+
+const isList = (value: Record<string, string> | ReadonlyArray<unknown>): value is ReadonlyArray<unknown> => Array.isArray(value)
+
+/** repositories: name → origin URL (with trailing slash), or repository objects as they are */
+export const startLarder = async (repositories: Record<string, string> | ReadonlyArray<unknown>): Promise<Peer> => {
   const appliance = await startAppliance({
-    repositories: Object.entries(repositories).map(([name, url]) => rawProxyRepository(name, url))
+    repositories: isList(repositories)
+      ? repositories
+      : Object.entries(repositories).map(([name, url]) => rawProxyRepository(name, url))
   })
   return {
     name: "larder",

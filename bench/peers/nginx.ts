@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort } from "../ports.ts"
+import { freePort } from "../../test/support/ports.ts"
 import { processTree } from "../memory.ts"
 
 export interface NginxLocation {

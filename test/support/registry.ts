@@ -6,6 +6,7 @@
 //
 // skopeo runs with a private HOME, auth file, policy and registries configuration, so nothing on
 // the host changes; always asynchronously (the fixtures share the event loop with the tests).
+import { freePort } from "./ports.ts"
 import { execFile, spawn, type ChildProcess } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from "node:fs"
@@ -213,16 +214,6 @@ export interface Registry {
   readonly output: () => string
   readonly stop: () => Promise<void>
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 const probe = (url: string): Promise<number> =>
   new Promise((resolve) => {
