@@ -53,6 +53,13 @@ export const serveFlags = {
     Config.String("LARDER_LAN_SOURCE_RANGES"),
     defaultLanSourceRanges.join(",")
   ),
+  trustedProxies: withEnv(
+    Flag.String("trusted-proxies").pipe(
+      Flag.withDescription("Comma-separated CIDR ranges of proxies whose X-Forwarded-Host/-Proto set the URLs in rewritten metadata")
+    ),
+    Config.String("LARDER_TRUSTED_PROXIES"),
+    "127.0.0.1/32,::1/128"
+  ),
   repositories: Flag.String("repositories").pipe(
     Flag.withDescription("YAML or JSON list of repository objects (Nexus REST shape) overriding the defaults by name"),
     Flag.withFallbackConfig(Config.String("LARDER_REPOSITORIES")),
@@ -91,6 +98,10 @@ const serve = (options: ServeOptions) =>
     const sourceRanges = yield* Effect.try({
       try: () => parseSourceRanges(options.lanSourceRanges.split(",")),
       catch: (error) => new ConfigError({ message: `--lan-source-ranges: ${(error as Error).message}` })
+    })
+    const trustedProxies = yield* Effect.try({
+      try: () => parseSourceRanges(options.trustedProxies.split(",")),
+      catch: (error) => new ConfigError({ message: `--trusted-proxies: ${(error as Error).message}` })
     })
     const { repositories, overridden } = yield* loadRepositories(options.repositories._tag === "Some" ? options.repositories.value : undefined)
     const admin = yield* loadAdminCredentials({
@@ -141,8 +152,8 @@ const serve = (options: ServeOptions) =>
             return yield* serveListener({
               host: options.listenAddress,
               port,
-              app: yield* makeApp({ listener, sourceRanges: ranges, checkAdmin }),
-              artifactPath: makeArtifactPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService })
+              app: yield* makeApp({ listener, sourceRanges: ranges, checkAdmin, trustedProxies }),
+              artifactPath: makeArtifactPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService, trustedProxies })
             })
           })
         const lan = yield* listen("lan", options.lanPort, sourceRanges)

@@ -11,7 +11,16 @@ const required: Record<string, string> = {
   "docker-registry": "docker-registry",
   // the containerd e2e test runs a private daemon and drives it with ctr (both in Debian's containerd)
   containerd: "containerd",
-  ctr: "containerd"
+  ctr: "containerd",
+  // package-format e2e tests: the real clients, and the tools that build their fixture upstreams
+  "apt-get": "apt",
+  "apt-ftparchive": "apt-utils",
+  gpg: "gpg",
+  xz: "xz-utils",
+  go: "golang-go",
+  cargo: "cargo",
+  pip3: "python3-pip",
+  python3: "python3"
 }
 
 const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0

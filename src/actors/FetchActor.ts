@@ -2,6 +2,7 @@
 // object joins it and streams the bytes as they land in the temp file (followers read the growing
 // file, nobody waits for the end). The fetch verifies length/digest before it commits; a failed or
 // truncated fetch commits nothing and every follower's stream ends in an error.
+import { createHash, type Hash } from "node:crypto"
 import { promises as fs } from "node:fs"
 import type { FileHandle } from "node:fs/promises"
 import { Readable } from "node:stream"
@@ -44,8 +45,13 @@ export interface FetchPlan {
   /** sends the upstream request; resolves with its response or a reason it could not */
   readonly send: () => Promise<UpstreamResponse | { readonly unreachable: string }>
   readonly beginWrite: () => Promise<BlobWriter>
-  /** digest the content must have, when the format publishes one (known once headers arrive) */
+  /**
+   * digest the content must have, when the format publishes one (known once headers arrive):
+   * "sha256:<hex>", or "sha512:"/"sha384:"/"sha1:" for formats that publish those
+   */
   readonly expectedDigest?: (head: Extract<FetchHead, { kind: "body" }>) => string | undefined
+  /** size the content must have, when the format publishes one */
+  readonly expectedSize?: number | undefined
   /** commit the verified blob to the index; runs before `done` resolves */
   readonly commit: (head: Extract<FetchHead, { kind: "body" }>, digest: string, size: number) => Promise<void>
   /** body statuses that are content (others are passed through as a status) */
@@ -114,6 +120,19 @@ export const startFetch = (plan: FetchPlan): Fetch => {
       return { ok: false, reason: "Failed", message: String(error) }
     }
     tempPath = writer.tempPath
+    const expected = plan.expectedDigest?.(bodyHead)
+    const colon = expected?.indexOf(":") ?? -1
+    const otherAlgorithm = expected !== undefined && !expected.startsWith("sha256:") ? expected.slice(0, colon) : undefined
+    // the blob store hashes sha256; a format that publishes another algorithm is checked here too
+    let otherHash: Hash | undefined
+    try {
+      otherHash = otherAlgorithm === undefined ? undefined : createHash(otherAlgorithm)
+    } catch {
+      body.destroy()
+      await writer.cancel()
+      resolveHead({ kind: "unreachable", message: `unsupported checksum ${expected}` })
+      return { ok: false, reason: "DigestMismatch", message: `unsupported checksum ${expected}` }
+    }
     resolveHead(bodyHead)
     try {
       // The upstream's bytes are written in arrival order; the socket is paused while the disk
@@ -127,6 +146,7 @@ export const startFetch = (plan: FetchPlan): Fetch => {
       })
       for await (const chunk of body.iterator({ destroyOnReturn: true })) {
         await writer.write(chunk as Buffer)
+        otherHash?.update(chunk as Buffer)
         written = writer.written()
         plan.onBytes?.((chunk as Buffer).length)
         notify()
@@ -140,7 +160,18 @@ export const startFetch = (plan: FetchPlan): Fetch => {
           message: `upstream body ended after ${written} of ${bodyHead.size ?? "?"} bytes${failure ? `: ${failure.message}` : ""}`
         }
       }
-      const { digest, size } = await writer.commit(plan.expectedDigest?.(bodyHead))
+      if (plan.expectedSize !== undefined && written !== plan.expectedSize) {
+        await writer.cancel()
+        return { ok: false, reason: "DigestMismatch", message: `content has ${written} bytes, its metadata says ${plan.expectedSize}` }
+      }
+      if (otherHash !== undefined) {
+        const actual = `${otherAlgorithm}:${otherHash.digest("hex")}`
+        if (actual !== expected) {
+          await writer.cancel()
+          return { ok: false, reason: "DigestMismatch", message: new DigestMismatchError(expected!, actual).message }
+        }
+      }
+      const { digest, size } = await writer.commit(otherHash === undefined ? expected : undefined)
       await plan.commit(bodyHead, digest, size)
       return { ok: true, digest, size }
     } catch (error) {

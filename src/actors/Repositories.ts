@@ -40,7 +40,8 @@ export class Repositories extends Context.Service<Repositories, {
           client: yield* UpstreamClient,
           metrics: yield* Metrics,
           // shared by all repositories: a layer pulled through two of them is kept once
-          smallBlobs: makeSmallBlobCache(options.smallBlobCacheBytes ?? 64 * 1024 * 1024, smallBlob)
+          smallBlobs: makeSmallBlobCache(options.smallBlobCacheBytes ?? 64 * 1024 * 1024, smallBlob),
+          rewritten: makeSmallBlobCache(32 * 1024 * 1024, 8 * 1024 * 1024)
         }
         const configs = new Map<string, Repository>()
         for (const stored of index.repositories()) {

@@ -1,15 +1,17 @@
 // One actor per repository: its configuration, its fetches in flight and the cache decisions for
 // each request (hit, miss, join a fetch, negative, stale). It answers with a RepositoryReply that
 // src/http renders in the format's own error shape.
+import { createHash } from "node:crypto"
+import { promises as fs } from "node:fs"
 import { Effect } from "effect"
 import { minutesToMs, type Repository } from "../../appliance/config/Repository.ts"
 import { rulesFor, type ErrorStyle, type FormatRules } from "../protocols/formats.ts"
 import { pullScope } from "../protocols/oci/challenge.ts"
 import { upstreamUrl } from "../protocols/path.ts"
 import { parseRange, type RangeRequest } from "../protocols/range.ts"
-import type { ErrorCode, Freshness, Route } from "../protocols/route.ts"
+import type { ErrorCode, Freshness, Link, Route } from "../protocols/route.ts"
 import type { CacheEntry } from "../storage/Index.ts"
-import { serveEntry as serveEntryAsync, serveEntrySync, type EntryDeps } from "./serveEntry.ts"
+import { serveDerived, serveEntry as serveEntryAsync, serveEntrySync, type EntryDeps } from "./serveEntry.ts"
 import { startFetch, type Fetch, type FetchHead } from "./FetchActor.ts"
 import { makeRegistryAuth } from "./RegistryAuth.ts"
 import type { UpstreamClient } from "./UpstreamClient.ts"
@@ -22,6 +24,8 @@ export interface RepositoryRequest {
   readonly ifNoneMatch: string | undefined
   /** the client's Accept header (registries negotiate manifest media types with it) */
   readonly accept?: string | undefined
+  /** the repository's public base URL as the client reached it (metadata URLs are rewritten to it) */
+  readonly base?: string | undefined
 }
 
 export type RepositoryReply =
@@ -84,6 +88,19 @@ const routeHeaders = (route: CachedRoute, digest: string | undefined): Record<st
   return headers
 }
 
+const rewriteKey = (route: CachedRoute, entry: CacheEntry, base: string) => `${route.transform}\0${entry.digest}\0${base}`
+
+// rewritten bytes differ per base URL, so their ETag does too
+const derivedEtag = (entry: CacheEntry, base: string) =>
+  `"${entry.digest.slice(7, 39)}-${createHash("sha256").update(base).digest("hex").slice(0, 12)}"`
+
+/**
+ * For content listed by metadata: whether the cached entry is the content the current link
+ * names (a link with a sha256 pins the bytes; other checksums were verified when fetched).
+ */
+const matchesLink = (entry: CacheEntry, link: Link | undefined): boolean =>
+  link?.digest === undefined || !link.digest.startsWith("sha256:") || link.digest === entry.digest
+
 /**
  * A fresh hit answered without I/O (the engine's fast path), or undefined when the request
  * needs the actor. Counts the hit.
@@ -99,8 +116,19 @@ export const freshHit = (
   if (classified.kind !== "cached") return undefined
   const route = resolveShared(classified, deps.index, config.name)
   const entry = deps.index.getEntry(config.name, route.key)
-  if (entry === undefined || !isFresh(config, entry, route.freshness, Date.now())) return undefined
-  const reply = serveEntrySync(entry, request, deps, routeHeaders(route, entry.digest))
+  if (entry === undefined) return undefined
+  const link = route.linked ? deps.index.getLink(config.name, route.key) : undefined
+  if (!matchesLink(entry, link)) return undefined
+  if (link?.digest !== entry.digest && !isFresh(config, entry, route.freshness, Date.now())) return undefined
+  let reply: RepositoryReply | undefined
+  if (route.transform !== undefined && rules.rewrite !== undefined) {
+    const base = request.base ?? ""
+    const bytes = deps.rewritten.get(rewriteKey(route, entry, base))
+    if (bytes === undefined) return undefined
+    reply = serveDerived(entry, bytes, derivedEtag(entry, base), request, deps, routeHeaders(route, entry.digest))
+  } else {
+    reply = serveEntrySync(entry, request, deps, routeHeaders(route, entry.digest))
+  }
   if (reply !== undefined) deps.metrics.cacheResult(config.name, "hit").inc()
   return reply
 }
@@ -136,8 +164,48 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     ...extra
   })
 
-  const serveEntry = (route: CachedRoute, entry: CacheEntry, request: RepositoryRequest) =>
-    serveEntryAsync(entry, request, deps, routeHeaders(route, entry.digest))
+  /** serves an entry; metadata with a rewrite is rewritten for this client's base URL */
+  const serveEntry = async (route: CachedRoute, entry: CacheEntry, request: RepositoryRequest): Promise<RepositoryReply> => {
+    if (route.transform === undefined || rules.rewrite === undefined) {
+      return serveEntryAsync(entry, request, deps, routeHeaders(route, entry.digest))
+    }
+    const base = request.base ?? ""
+    const memoKey = rewriteKey(route, entry, base)
+    let bytes = deps.rewritten.get(memoKey)
+    if (bytes === undefined) {
+      const stored = await fs.readFile(blobs.blobPath(entry.digest))
+      try {
+        bytes = rules.rewrite(route.transform, stored, { base, remoteUrl: config.proxy.remoteUrl, path: request.path })
+      } catch (failure) {
+        // the upstream's metadata is not what the format expects: pass it on as it came
+        await Effect.runPromise(Effect.logWarning(`repository ${name}: cannot rewrite ${request.path}: ${failure}`))
+        bytes = stored
+      }
+      deps.rewritten.set(memoKey, bytes)
+    }
+    return serveDerived(entry, bytes, derivedEtag(entry, base), request, deps, routeHeaders(route, entry.digest))
+  }
+
+  /** reads the links a metadata object publishes and records them (failures are logged, not fatal) */
+  const recordLinks = async (route: CachedRoute, digest: string) => {
+    if (route.transform === undefined || rules.links === undefined) return
+    const file = blobs.blobPath(digest)
+    try {
+      const links = await rules.links(route.transform, {
+        remoteUrl: config.proxy.remoteUrl,
+        path: route.upstreamPath,
+        file,
+        read: () => fs.readFile(file),
+        cached: async (key) => {
+          const entry = index.getEntry(name, key)
+          return entry === undefined ? undefined : fs.readFile(blobs.blobPath(entry.digest)).catch(() => undefined)
+        }
+      })
+      if (links.length > 0) await index.putLinks(name, links)
+    } catch (failure) {
+      await Effect.runPromise(Effect.logWarning(`repository ${name}: cannot read the links in ${route.upstreamPath}: ${failure}`))
+    }
+  }
 
   const serveFetch = (
     route: CachedRoute,
@@ -183,11 +251,11 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
       )
     )
 
-  const begin = (route: CachedRoute, query: string, stale: CacheEntry | undefined): Fetch => {
+  const begin = (route: CachedRoute, query: string, stale: CacheEntry | undefined, link: Link | undefined): Fetch => {
     const headers: Record<string, string> = { ...route.upstreamHeaders }
     if (stale?.upstreamEtag !== undefined) headers["if-none-match"] = stale.upstreamEtag
     if (stale?.lastModified !== undefined) headers["if-modified-since"] = stale.lastModified
-    const url = upstreamUrl(config.proxy.remoteUrl, route.upstreamPath, rules.forwardQuery ? query : "")
+    const url = link?.url ?? upstreamUrl(config.proxy.remoteUrl, route.upstreamPath, rules.forwardQuery ? query : "")
     const key = route.key
     const scope = pullScope(route.upstreamPath)
     const fetch = startFetch({
@@ -205,16 +273,19 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
         return send(url, "GET", headers, scope)
       },
       beginWrite: blobs.beginUnscoped,
-      expectedDigest: (head) => route.expectedDigest ?? (route.digestHeader ? head.upstreamDigest : undefined),
-      commit: (head, digest, size) =>
-        index.commitEntry(name, key, {
+      expectedDigest: (head) => link?.digest ?? route.expectedDigest ?? (route.digestHeader ? head.upstreamDigest : undefined),
+      expectedSize: link?.size,
+      commit: async (head, digest, size) => {
+        await index.commitEntry(name, key, {
           digest,
           size,
           contentType: head.contentType,
           upstreamEtag: head.upstreamEtag,
           lastModified: head.lastModified,
           fetchedAt: Date.now()
-        }),
+        })
+        await recordLinks(route, digest)
+      },
       onBytes: (bytes) => {
         metrics.upstreamBytes.inc({ repository: name }, bytes)
         metrics.blobWriteBytes.inc(bytes)
@@ -243,9 +314,15 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     }
     const route = resolveShared(classified, index, name)
     const key = route.key
-    const entry = index.getEntry(name, key)
+    const link = route.linked ? index.getLink(name, key) : undefined
+    if (route.linked && link === undefined && route.upstreamPath === "") {
+      return error(404, `${request.path} is not listed in any metadata repository "${name}" has fetched; request the package's index first`)
+    }
+    const cached = index.getEntry(name, key)
+    // content the current metadata no longer lists under this key is fetched afresh
+    const entry = cached !== undefined && matchesLink(cached, link) ? cached : undefined
     const now = Date.now()
-    if (entry !== undefined && isFresh(config, entry, route.freshness, now)) {
+    if (entry !== undefined && (link?.digest === entry.digest || isFresh(config, entry, route.freshness, now))) {
       count("hit")
       return serveEntry(route, entry, request)
     }
@@ -266,16 +343,22 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     let fetch = inFlight.get(key)
     const joined = fetch !== undefined
     if (fetch === undefined) {
-      fetch = begin(route, request.query, entry)
+      fetch = begin(route, request.query, entry, link)
       if (entry === undefined) count("miss")
     } else {
       count("coalesced")
     }
     const head = await fetch.head
     switch (head.kind) {
-      case "body":
+      case "body": {
         if (entry !== undefined && !joined) count("miss")
-        return serveFetch(route, fetch, head, request)
+        if (route.transform === undefined) return serveFetch(route, fetch, head, request)
+        // metadata is rewritten and read for links whole: the reply waits for the verified end
+        const outcome = await fetch.done
+        const fetched = outcome.ok ? index.getEntry(name, key) : undefined
+        if (fetched === undefined) return error(502, `fetching ${request.path} from the upstream of repository "${name}" failed${outcome.ok ? "" : `: ${outcome.message}`}`)
+        return serveEntry(route, fetched, request)
+      }
       case "not-modified": {
         if (entry === undefined) return error(502, "upstream answered 304 to an unconditional request")
         if (!joined) count("hit")

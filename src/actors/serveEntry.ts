@@ -16,6 +16,8 @@ export interface EntryDeps {
   readonly blobs: BlobStore["Service"]
   readonly metrics: Metrics["Service"]
   readonly smallBlobs: SmallBlobCache
+  /** metadata rewritten per client base URL, keyed by transform, digest and base */
+  readonly rewritten: SmallBlobCache
 }
 
 const etagOf = (digest: string) => `"${digest.slice(7)}"`
@@ -35,8 +37,13 @@ type Planned =
     readonly partial: boolean
   }
 
-const plan = (entry: CacheEntry, request: RepositoryRequest, deps: EntryDeps, extraHeaders: Record<string, string>): Planned => {
-  const etag = etagOf(entry.digest)
+const plan = (
+  entry: CacheEntry,
+  request: RepositoryRequest,
+  deps: EntryDeps,
+  extraHeaders: Record<string, string>,
+  etag = etagOf(entry.digest)
+): Planned => {
   const headers: Record<string, string> = {
     ...extraHeaders,
     "content-type": entry.contentType ?? "application/octet-stream",
@@ -84,6 +91,24 @@ export const serveEntrySync = (
   }
   deps.metrics.blobReadBytes.inc(end - start + 1)
   return { kind: "content", status, headers, body: { file: deps.blobs.blobPath(entry.digest), start, end } }
+}
+
+/**
+ * Serves bytes made from an entry (metadata rewritten for this client) with the entry's headers,
+ * an ETag of their own, conditional requests and ranges.
+ */
+export const serveDerived = (
+  entry: CacheEntry,
+  bytes: Buffer,
+  etag: string,
+  request: RepositoryRequest,
+  deps: EntryDeps,
+  extraHeaders: Record<string, string> = {}
+): RepositoryReply => {
+  const planned = plan({ ...entry, size: bytes.length }, request, deps, extraHeaders, etag)
+  if (planned.done !== undefined) return planned.done
+  const { status, headers, start, end, partial } = planned
+  return { kind: "content", status, headers, body: partial ? bytes.subarray(start, end + 1) : bytes }
 }
 
 export const serveEntry = async (

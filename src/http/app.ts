@@ -7,7 +7,9 @@ import { Metrics } from "../admin/Metrics.ts"
 import { parseArtifactUrl } from "../protocols/path.ts"
 import { Index } from "../storage/Index.ts"
 import { renderHome } from "../ui/home.ts"
+import type { IncomingMessage } from "node:http"
 import { basicChallenge } from "./basicAuth.ts"
+import { publicOrigin, repositoryBase } from "./publicBase.ts"
 import { errorResponse, renderReply } from "./render.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
 
@@ -18,6 +20,8 @@ export interface AppOptions {
   /** LAN listener only: sources outside these are refused before routing */
   readonly sourceRanges: SourceRanges | undefined
   readonly checkAdmin: (authorization: string | undefined) => boolean
+  /** proxies whose X-Forwarded-Host/-Proto are believed */
+  readonly trustedProxies: SourceRanges | undefined
 }
 
 const registryApiVersion = { "docker-distribution-api-version": "registry/2.0" }
@@ -30,7 +34,8 @@ export const makeApp = (options: AppOptions) =>
     const repositories = yield* Repositories
     const metrics = yield* Metrics
     const index = yield* Index
-    const { listener, sourceRanges, checkAdmin } = options
+    const { listener, sourceRanges, checkAdmin, trustedProxies } = options
+    const parseOptions = { allowEncodedSlash: (name: string) => repositories.get(name)?.format === "npm" }
 
     const route = (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
@@ -39,7 +44,7 @@ export const makeApp = (options: AppOptions) =>
           return HttpServerResponse.text("{}", { contentType: "application/json", headers: registryApiVersion })
         }
         if (path.startsWith("/repository/") || path.startsWith("/v2/")) {
-          const parsed = parseArtifactUrl(request.url)
+          const parsed = parseArtifactUrl(request.url, parseOptions)
           if (!parsed.ok) return errorResponse(parsed.status, parsed.message)
           if (parsed.pathBased && repositories.get(parsed.repository)?.format !== "docker") {
             return errorResponse(404, `"${parsed.repository}" is not a container repository; /v2/<repository>/... serves container repositories`)
@@ -50,7 +55,8 @@ export const makeApp = (options: AppOptions) =>
             query: parsed.query,
             range: request.headers["range"],
             ifNoneMatch: request.headers["if-none-match"],
-            accept: request.headers["accept"]
+            accept: request.headers["accept"],
+            base: repositoryBase(publicOrigin(request.headers, (request.source as IncomingMessage).socket, trustedProxies), parsed.repository)
           })
           return renderReply(reply)
         }

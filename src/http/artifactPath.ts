@@ -9,6 +9,7 @@ import type { RepositoryRequest } from "../actors/RepositoryActor.ts"
 import { counterChildren, type Metrics } from "../admin/Metrics.ts"
 import { parseArtifactUrl } from "../protocols/path.ts"
 import { writeReply } from "./render.ts"
+import { publicOrigin, repositoryBase } from "./publicBase.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
 
 export type ArtifactPath = (request: IncomingMessage, response: ServerResponse) => boolean
@@ -18,8 +19,11 @@ export const makeArtifactPath = (options: {
   readonly sourceRanges: SourceRanges | undefined
   readonly repositories: Repositories["Service"]
   readonly metrics: Metrics["Service"]
+  /** proxies whose X-Forwarded-Host/-Proto are believed */
+  readonly trustedProxies: SourceRanges | undefined
 }): ArtifactPath => {
-  const { listener, sourceRanges, repositories, metrics } = options
+  const { listener, sourceRanges, repositories, metrics, trustedProxies } = options
+  const parseOptions = { allowEncodedSlash: (name: string) => repositories.get(name)?.format === "npm" }
   const duration = metrics.httpDuration.labels(listener)
   const requestCounter = counterChildren(metrics.httpRequests)
   return (request, response) => {
@@ -29,7 +33,7 @@ export const makeArtifactPath = (options: {
     if ((method !== "GET" && method !== "HEAD") || url === undefined) return false
     if (!url.startsWith("/repository/") && !url.startsWith("/v2/")) return false
     if (sourceRanges !== undefined && !sourceRanges.allows(request.socket.remoteAddress)) return false
-    const parsed = parseArtifactUrl(url)
+    const parsed = parseArtifactUrl(url, parseOptions)
     if (!parsed.ok) return false
     const config = repositories.get(parsed.repository)
     if (config === undefined || (parsed.pathBased && config.format !== "docker")) return false
@@ -39,7 +43,10 @@ export const makeArtifactPath = (options: {
       query: parsed.query,
       range: request.headers.range,
       ifNoneMatch: request.headers["if-none-match"],
-      accept: request.headers.accept
+      accept: request.headers.accept,
+      base: config.format === "docker"
+        ? undefined
+        : repositoryBase(publicOrigin(request.headers, request.socket, trustedProxies), parsed.repository)
     }
     const onHead = (status: number) => {
       requestCounter(listener, parsed.repository, method, String(status)).inc()

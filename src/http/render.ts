@@ -27,6 +27,11 @@ export const errorWire = (reply: ErrorReply): { readonly headers: Record<string,
     const code = reply.code ?? (reply.status === 404 ? "NAME_UNKNOWN" : "UNSUPPORTED")
     return { headers, body: JSON.stringify({ errors: [{ code, message: reply.message, detail: null }] }) + "\n" }
   }
+  if (reply.style === "json") {
+    // npm's error shape: the client prints `error`
+    headers["content-type"] = "application/json"
+    return { headers, body: JSON.stringify({ error: reply.message }) + "\n" }
+  }
   headers["content-type"] = textHeaders["content-type"]
   return { headers, body: errorText(reply.message) }
 }

@@ -23,14 +23,21 @@ export const checkDecodedPath = (path: string): string | undefined => {
  * Parses "/repository/<name>/<path>?query" from a raw request URL. Encoded slashes, backslashes and
  * NUL are refused unless `allowEncodedSlash` (npm's scoped names use %2f).
  */
-export const parseRepositoryUrl = (rawUrl: string, options: { readonly allowEncodedSlash?: boolean } = {}): RepositoryPath => {
+export interface ParseOptions {
+  /** whether %2F may appear in the path below this repository (npm's scoped names) */
+  readonly allowEncodedSlash?: boolean | ((repository: string) => boolean)
+}
+
+export const parseRepositoryUrl = (rawUrl: string, options: ParseOptions = {}): RepositoryPath => {
   const queryAt = rawUrl.indexOf("?")
   const rawPath = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt)
   const query = queryAt === -1 ? "" : rawUrl.slice(queryAt + 1)
   const match = /^\/repository\/([^/]+)(?:\/(.*))?$/.exec(rawPath)
   if (match === null) return { ok: false, status: 404, message: "expected /repository/<name>/<path>" }
   const [, rawName, rawRest = ""] = match
-  if (/%(2f|5c|00)/i.test(rawName) || (/%(2f|5c|00)/i.test(rawRest) && !options.allowEncodedSlash)) {
+  const allow = options.allowEncodedSlash
+  const encodedSlashAllowed = typeof allow === "function" ? allow(rawName) : allow === true
+  if (/%(2f|5c|00)/i.test(rawName) || (/%(2f|5c|00)/i.test(rawRest) && !encodedSlashAllowed)) {
     return { ok: false, status: 400, message: "encoded slashes, backslashes and NUL are not allowed in paths" }
   }
   let repository: string
@@ -65,7 +72,7 @@ export const upstreamUrl = (remoteUrl: string, path: string, query = ""): string
  */
 export const parseArtifactUrl = (
   rawUrl: string,
-  options: { readonly allowEncodedSlash?: boolean } = {}
+  options: ParseOptions = {}
 ): RepositoryPath & { readonly pathBased?: boolean } => {
   // docker://host/repository/<name>/<image> (registry clients put the whole path in the name)
   // arrives as /v2/repository/<name>/<image>/...: the same as /v2/<name>/<image>/...

@@ -40,6 +40,18 @@ export type Route =
      */
     readonly sharedKey?: string | undefined
     readonly acceptable?: ReadonlyArray<string> | undefined
+    /**
+     * Metadata the format rewrites for the client (URLs pointing back at larder) and reads links
+     * from: the name its FormatRules' `rewrite`/`links` are called with. Stored as the upstream
+     * sent it; rewritten per client base URL when served.
+     */
+    readonly transform?: string | undefined
+    /**
+     * Content listed by metadata: the upstream URL, checksum and size come from the Link recorded
+     * under `key` when the metadata was fetched. Without a link, `upstreamPath` is fetched unverified,
+     * or, when it is empty, the request is refused with a hint to fetch the metadata first.
+     */
+    readonly linked?: boolean | undefined
   }
   | {
     readonly kind: "answer"
@@ -53,3 +65,52 @@ export type Route =
     readonly message: string
     readonly code?: ErrorCode | undefined
   }
+
+/**
+ * What metadata says about content it lists: where the upstream serves it and what it must hash
+ * to. Recorded when the metadata is fetched; used when the content is.
+ */
+export interface Link {
+  /** index key of the content: the path below the repository that larder serves it at */
+  readonly key: string
+  /** absolute upstream URL */
+  readonly url: string
+  /** "sha256:<hex>", "sha512:<hex>" or "sha1:<hex>" */
+  readonly digest?: string | undefined
+  readonly size?: number | undefined
+}
+
+export interface RewriteContext {
+  /** the repository's public base URL as this client reached it, without a trailing slash */
+  readonly base: string
+  /** the repository's upstream base URL */
+  readonly remoteUrl: string
+  /** the metadata's path below the repository */
+  readonly path: string
+}
+
+export interface LinkContext {
+  readonly remoteUrl: string
+  /** the metadata's path below the repository */
+  readonly path: string
+  /** the stored metadata's file (for formats that stream big indexes) */
+  readonly file: string
+  readonly read: () => Promise<Buffer>
+  /** another cached object of the repository by key (e.g. cargo's config.json), if cached */
+  readonly cached: (key: string) => Promise<Buffer | undefined>
+}
+
+/** how error bodies look: plain text, the registry's JSON errors, or `{"error": ...}` (npm) */
+export type ErrorStyle = "text" | "registry" | "json"
+
+/** A format's rules for one repository (see formats.ts). */
+export interface FormatRules {
+  readonly classify: (method: string, path: string, accept?: string | undefined) => Route
+  readonly errorStyle: ErrorStyle
+  /** whether the client's query string is passed upstream (containerd adds ?ns= for the mirror) */
+  readonly forwardQuery: boolean
+  /** the metadata of a route with `transform`, rewritten for a client (URLs pointing at larder) */
+  readonly rewrite?: (transform: string, body: Buffer, context: RewriteContext) => Buffer
+  /** the links a route with `transform` publishes for the content it lists */
+  readonly links?: (transform: string, context: LinkContext) => Promise<ReadonlyArray<Link>>
+}

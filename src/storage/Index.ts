@@ -4,6 +4,7 @@ import { createHash } from "node:crypto"
 import { join } from "node:path"
 import { open, type Database, type RootDatabase } from "lmdb"
 import { Context, Effect, Layer } from "effect"
+import type { Link } from "../protocols/route.ts"
 
 export interface CacheEntry {
   readonly digest: string
@@ -52,6 +53,10 @@ export class Index extends Context.Service<Index, {
   readonly removeEntry: (repository: string, path: string) => Promise<void>
   readonly getNegative: (repository: string, path: string) => NegativeEntry | undefined
   readonly putNegative: (repository: string, path: string, entry: NegativeEntry) => Promise<void>
+  /** what metadata said about content it lists (upstream URL, checksum, size) */
+  readonly getLink: (repository: string, key: string) => Link | undefined
+  /** records links, replacing earlier ones for the same keys */
+  readonly putLinks: (repository: string, links: ReadonlyArray<Link>) => Promise<void>
   readonly getBlob: (digest: string) => BlobRecord | undefined
   /** records an access time; written in batches, not per request */
   readonly touch: (digest: string) => void
@@ -74,6 +79,7 @@ export class Index extends Context.Service<Index, {
       const negatives: Database<NegativeEntry, string> = root.openDB({ name: "negative" })
       const blobs: Database<BlobRecord, string> = root.openDB({ name: "blob" })
       const repos: Database<unknown, string> = root.openDB({ name: "repo" })
+      const links: Database<Omit<Link, "key">, string> = root.openDB({ name: "link" })
 
       // Decoded entries of recent hits: this process is the index's only writer, so every write
       // below drops the key and the cache cannot go stale. Saves an LMDB read and decode per hit.
@@ -154,6 +160,14 @@ export class Index extends Context.Service<Index, {
           }).then(() => void entryCache.delete(entryKey(repository, path))),
         getNegative: (repository, path) => negatives.get(entryKey(repository, path)),
         putNegative: (repository, path, entry) => negatives.put(entryKey(repository, path), entry).then(() => undefined),
+        getLink: (repository, key) => {
+          const stored = links.get(entryKey(repository, key))
+          return stored === undefined ? undefined : { ...stored, key }
+        },
+        putLinks: (repository, list) =>
+          root.transaction(() => {
+            for (const { key, ...link } of list) links.put(entryKey(repository, key), link)
+          }).then(() => undefined),
         getBlob: (digest) => blobs.get(digest),
         touch: (digest) => void pendingTouches.set(digest, Date.now()),
         getRepository: (name) => repos.get(name),

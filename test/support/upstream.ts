@@ -30,6 +30,14 @@ const respond = (route: UpstreamRoute, req: IncomingMessage, res: ServerResponse
     res.writeHead(304, { etag })
     return void res.end()
   }
+  const lastModified = route.headers?.["last-modified"]
+  if (
+    lastModified !== undefined && etag === undefined && req.headers["if-modified-since"] !== undefined &&
+    Date.parse(req.headers["if-modified-since"]) >= Date.parse(lastModified) && (route.status ?? 200) === 200
+  ) {
+    res.writeHead(304, { "last-modified": lastModified })
+    return void res.end()
+  }
   const body = typeof route.body === "string" ? Buffer.from(route.body) : route.body ?? Buffer.alloc(0)
   res.writeHead(route.status ?? 200, {
     "content-type": "application/octet-stream",
@@ -59,7 +67,14 @@ export const startUpstream = async (host = "127.0.0.1"): Promise<Upstream> => {
     open++
     maxOpen = Math.max(maxOpen, open)
     res.once("close", () => open--)
-    const path = (req.url ?? "/").split("?")[0]
+    // routes are registered by decoded path (npm's scoped names arrive as @scope%2fname)
+    const rawPath = (req.url ?? "/").split("?")[0]
+    let path = rawPath
+    try {
+      path = decodeURIComponent(rawPath)
+    } catch {
+      // keep it raw; no route will match
+    }
     requests.push({ method: req.method ?? "GET", path, headers: req.headers })
     const route = routes.get(path)
     if (route === undefined) {
