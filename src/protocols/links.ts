@@ -1,6 +1,6 @@
 // Shared by the package formats: where larder serves content that metadata lists, and the
 // checksum notations formats publish, turned into "<algorithm>:<hex>" digests.
-import { checkDecodedPath } from "./path.ts"
+import { checkDecodedPath, encodeSegment } from "./path.ts"
 
 const withSlash = (url: string) => (url.endsWith("/") ? url : url + "/")
 
@@ -62,5 +62,4 @@ export const hexDigest = (algorithm: keyof typeof hexLength, hex: string): strin
 }
 
 /** The repository's public base URL joined with a path (each segment encoded). */
-export const publicUrl = (base: string, path: string): string =>
-  `${base}/${path.split("/").map((segment) => encodeURIComponent(segment).replace(/%40/g, "@")).join("/")}`
+export const publicUrl = (base: string, path: string): string => `${base}/${path.split("/").map(encodeSegment).join("/")}`

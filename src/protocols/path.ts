@@ -54,7 +54,7 @@ export const parseRepositoryUrl = (rawUrl: string, options: ParseOptions = {}): 
 }
 
 // RFC 3986 pchar: sub-delims, ":" and "@" stay as they are (registries expect sha256:<hex> verbatim)
-const encodeSegment = (segment: string) =>
+export const encodeSegment = (segment: string) =>
   encodeURIComponent(segment).replace(/%(21|24|26|27|28|29|2A|2B|2C|3A|3B|3D|40)/gi, (escape) => decodeURIComponent(escape))
 
 /** Joins an upstream base URL and a repository-relative path without letting the path escape it. */
