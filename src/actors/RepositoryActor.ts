@@ -88,6 +88,10 @@ const routeHeaders = (route: CachedRoute, digest: string | undefined): Record<st
   return headers
 }
 
+/** whether a route's stored bytes are rewritten per client */
+const rewritten = (rules: FormatRules, route: CachedRoute): boolean =>
+  route.transform !== undefined && rules.rewrite !== undefined && (rules.rewrites?.includes(route.transform) ?? true)
+
 const rewriteKey = (route: CachedRoute, entry: CacheEntry, base: string) => `${route.transform}\0${entry.digest}\0${base}`
 
 // rewritten bytes differ per base URL, so their ETag does too
@@ -121,7 +125,7 @@ export const freshHit = (
   if (!matchesLink(entry, link)) return undefined
   if (link?.digest !== entry.digest && !isFresh(config, entry, route.freshness, Date.now())) return undefined
   let reply: RepositoryReply | undefined
-  if (route.transform !== undefined && rules.rewrite !== undefined) {
+  if (rewritten(rules, route)) {
     const base = request.base ?? ""
     const bytes = deps.rewritten.get(rewriteKey(route, entry, base))
     if (bytes === undefined) return undefined
@@ -166,7 +170,7 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
 
   /** serves an entry; metadata with a rewrite is rewritten for this client's base URL */
   const serveEntry = async (route: CachedRoute, entry: CacheEntry, request: RepositoryRequest): Promise<RepositoryReply> => {
-    if (route.transform === undefined || rules.rewrite === undefined) {
+    if (!rewritten(rules, route)) {
       return serveEntryAsync(entry, request, deps, routeHeaders(route, entry.digest))
     }
     const base = request.base ?? ""
@@ -175,7 +179,7 @@ export const makeRepositoryActor = (config: Repository, deps: RepositoryDeps): R
     if (bytes === undefined) {
       const stored = await fs.readFile(blobs.blobPath(entry.digest))
       try {
-        bytes = rules.rewrite(route.transform, stored, { base, remoteUrl: config.proxy.remoteUrl, path: request.path })
+        bytes = rules.rewrite!(route.transform!, stored, { base, remoteUrl: config.proxy.remoteUrl, path: request.path })
       } catch (failure) {
         // the upstream's metadata is not what the format expects: pass it on as it came
         await Effect.runPromise(Effect.logWarning(`repository ${name}: cannot rewrite ${request.path}: ${failure}`))

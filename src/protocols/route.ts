@@ -111,6 +111,8 @@ export interface FormatRules {
   readonly forwardQuery: boolean
   /** the metadata of a route with `transform`, rewritten for a client (URLs pointing at larder) */
   readonly rewrite?: (transform: string, body: Buffer, context: RewriteContext) => Buffer
+  /** the transforms `rewrite` applies to, when not all (others are served as stored) */
+  readonly rewrites?: ReadonlyArray<string>
   /** the links a route with `transform` publishes for the content it lists */
   readonly links?: (transform: string, context: LinkContext) => Promise<ReadonlyArray<Link>>
 }
