@@ -11,6 +11,8 @@ export interface UpstreamRoute {
   readonly pauseAfter?: { readonly bytes: number; readonly until: Promise<void> }
   /** send the full Content-Length header, then close the connection after this many bytes */
   readonly truncateAfter?: number
+  /** content negotiation: the route to answer with for this Accept header */
+  readonly negotiate?: (accept: string | undefined) => UpstreamRoute
 }
 
 export interface Upstream {
@@ -76,7 +78,8 @@ export const startUpstream = async (host = "127.0.0.1"): Promise<Upstream> => {
       // keep it raw; no route will match
     }
     requests.push({ method: req.method ?? "GET", path, headers: req.headers })
-    const route = routes.get(path)
+    const registered = routes.get(path)
+    const route = registered?.negotiate?.(req.headers.accept) ?? registered
     if (route === undefined) {
       res.writeHead(404, { "content-type": "text/plain" })
       return void res.end("not found\n")
