@@ -14,7 +14,7 @@ const required: Record<string, string> = {
   ctr: "containerd",
   // package-format e2e tests: the real clients, and the tools that build their fixture upstreams
   "apt-get": "apt",
-  "apt-ftparchive": "apt-utils",
+  "dpkg-deb": "dpkg",
   gpg: "gpg",
   xz: "xz-utils",
   go: "golang-go",

@@ -34,7 +34,12 @@ export const parseRepositoryUrl = (rawUrl: string, options: ParseOptions = {}): 
   const query = queryAt === -1 ? "" : rawUrl.slice(queryAt + 1)
   const match = /^\/repository\/([^/]+)(?:\/(.*))?$/.exec(rawPath)
   if (match === null) return { ok: false, status: 404, message: "expected /repository/<name>/<path>" }
-  const [, rawName, rawRest = ""] = match
+  const [, rawName, written = ""] = match
+  // A literal "." segment means "this directory" and is removed, as RFC 3986's remove_dot_segments
+  // does (apt's flat repositories ask for <base>/./InRelease); ".." in any spelling and an encoded
+  // "%2e" segment stay refused below.
+  const segments = written.split("/")
+  const rawRest = segments.filter((segment) => segment !== ".").join("/") + (segments.length > 1 && segments.at(-1) === "." ? "/" : "")
   const allow = options.allowEncodedSlash
   const encodedSlashAllowed = typeof allow === "function" ? allow(rawName) : allow === true
   if (/%(2f|5c|00)/i.test(rawName) || (/%(2f|5c|00)/i.test(rawRest) && !encodedSlashAllowed)) {

@@ -97,7 +97,7 @@ t.test("traversal payloads get 400; unknown repository 404; offline 503", async 
     "/repository/raw-codehost/..%5c..%5cetc%5cpasswd",
     "/repository/raw-codehost/..\\..\\etc\\passwd",
     "/repository/raw-codehost/file%00.txt",
-    "/repository/raw-codehost/./file.txt",
+    "/repository/raw-codehost/./../file.txt",
     "/repository/%2e%2e/raw-codehost/file.txt",
     "/repository/raw-codehost/a/%2e/b"
   ]
