@@ -3,17 +3,14 @@
 // updates, downloads and resolves a package whose dependency lives in the other repository; a
 // second update after the metadata age sends only conditional requests upstream; a .deb that does
 // not match its Packages SHA256 is refused and not cached; a flat repository works too.
-import { execFile } from "node:child_process"
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync, readdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { promisify } from "node:util"
 import t from "tap"
 import { buildArchive, listFiles, makeSigningKey, serveArchive } from "../support/aptArchive.ts"
+import { makeAptClient } from "../support/aptClient.ts"
 import { startAppliance, tempDir } from "../support/appliance.ts"
 import { send } from "../support/http.ts"
 import { startUpstream } from "../support/upstream.ts"
-
-const run = promisify(execFile)
 
 const scratch = tempDir("larder-apt-")
 const key = await makeSigningKey(scratch)
@@ -44,58 +41,14 @@ t.teardown(async () => {
   rmSync(scratch, { recursive: true, force: true })
 })
 
-const root = join(scratch, "apt")
-for (const dir of ["state/lists/partial", "cache/archives/partial", "etc/sources.list.d", "etc/apt.conf.d", "etc/preferences.d", "etc/trusted.gpg.d", "log", "work"]) {
-  mkdirSync(join(root, dir), { recursive: true })
-}
-for (const empty of ["status", "etc/apt.conf", "etc/sources.list", "etc/preferences", "etc/trusted.gpg"]) writeFileSync(join(root, empty), "")
 const base = `${appliance.lanUrl}/repository`
-writeFileSync(join(root, "etc/sources.list.d/larder.sources"), [
-  "Types: deb",
-  `URIs: ${base}/apt-distro/`,
-  "Suites: stable",
-  "Components: main",
-  `Signed-By: ${key.keyring}`,
-  "",
-  "Types: deb",
-  `URIs: ${base}/apt-distro-security/`,
-  "Suites: stable-security",
-  "Components: main",
-  `Signed-By: ${key.keyring}`,
-  "",
-  "Types: deb",
-  `URIs: ${base}/apt-flat/`,
-  "Suites: ./",
-  `Signed-By: ${key.keyring}`,
-  ""
-].join("\n"))
-
-// everything apt reads or writes is below `root`; nothing on the host changes
-const options = [
-  `Dir::State=${root}/state`,
-  `Dir::State::status=${root}/status`,
-  `Dir::Cache=${root}/cache`,
-  `Dir::Etc::SourceList=${root}/etc/sources.list`,
-  `Dir::Etc::SourceParts=${root}/etc/sources.list.d`,
-  `Dir::Etc::Parts=${root}/etc/apt.conf.d`,
-  `Dir::Etc::Preferences=${root}/etc/preferences`,
-  `Dir::Etc::PreferencesParts=${root}/etc/preferences.d`,
-  `Dir::Etc::Trusted=${root}/etc/trusted.gpg`,
-  `Dir::Etc::TrustedParts=${root}/etc/trusted.gpg.d`,
-  `Dir::Log=${root}/log`,
-  "Debug::NoLocking=1",
-  "APT::Sandbox::User=root",
-  "APT::Architecture=amd64",
-  "APT::Architectures=amd64",
-  "Acquire::Languages=none",
-  "Acquire::Retries=0"
-].flatMap((option) => ["-o", option])
-const aptGet = (args: Array<string>) =>
-  run("apt-get", [...options, ...args], {
-    cwd: join(root, "work"),
-    timeout: 120_000,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", DEBIAN_FRONTEND: "noninteractive", APT_CONFIG: join(root, "etc/apt.conf") }
-  })
+const client = makeAptClient(join(scratch, "apt"), [
+  { uri: `${base}/apt-distro/`, suite: "stable", keyring: key.keyring },
+  { uri: `${base}/apt-distro-security/`, suite: "stable-security", keyring: key.keyring },
+  { uri: `${base}/apt-flat/`, suite: "./", keyring: key.keyring }
+])
+const aptGet = (args: Array<string>) => client.aptGet(args)
+const root = client.root
 
 t.test("apt-get update, download and install --download-only through larder", async (t) => {
   const update = await aptGet(["update"])
