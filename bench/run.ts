@@ -2,7 +2,8 @@
 // upstream, in one run; then larder's docker proxy repository against docker-registry in proxy
 // mode (bench/ociCache.ts) in front of the same origin registry. Prints larder figure, reference
 // figure, ratio and target, then writes bench/RESULTS.md. Options: --peers larder,nginx,registry
-// (default all), --only raw|oci (default both sections).
+// (default all), --only raw|oci|packages (default all sections; packages: npm vs verdaccio, apt vs
+// apt-cacher-ng, bench/packageCache.ts).
 import { performance } from "node:perf_hooks"
 import { startUpstream, type Upstream } from "../test/support/upstream.ts"
 import { startLink, type Link } from "./link.ts"
@@ -11,6 +12,7 @@ import { startNginxPeer } from "./peers/nginxPeer.ts"
 import type { Peer } from "./peers/peer.ts"
 import { startRegistryProxy } from "./peers/registryProxy.ts"
 import * as oci from "./ociCache.ts"
+import * as packages from "./packageCache.ts"
 import * as raw from "./rawCache.ts"
 import { fixed, isValue, machine, markdownTable, ratioOf, show, times, writeResults, type Figure, type Row, type Section } from "./report.ts"
 import { registryBinary } from "../test/support/registry.ts"
@@ -34,7 +36,7 @@ const selectedPeers = (): PeerName[] => {
   return peerNames.filter((p) => wanted.includes(p))
 }
 
-const sectionNames = ["raw", "oci"] as const
+const sectionNames = ["raw", "oci", "packages"] as const
 type SectionName = (typeof sectionNames)[number]
 const selectedSections = (): SectionName[] => {
   const i = process.argv.indexOf("--only")
@@ -114,10 +116,16 @@ const larderCell = <T>(figure: Figure<T>, format: (value: T) => string) => {
 
 const rows: Row[] = []
 const ociRows: Row[] = []
+const npmRows: Row[] = []
+const aptRows: Row[] = []
 const main = async () => {
   const chosenSections = selectedSections()
   if (chosenSections.includes("raw")) await rawSection()
   if (chosenSections.includes("oci")) await ociSection()
+  if (chosenSections.includes("packages")) {
+    npmRows.push(...(await packages.npmRows(tools.wrk, log, notes)))
+    aptRows.push(...(await packages.aptRows(log, notes)))
+  }
 }
 
 const startPeer = async (name: PeerName, start: () => Promise<Peer>) => {
@@ -332,6 +340,12 @@ if (ociRows.length > 0) {
     table: markdownTable(ociRows, "registry proxy"),
     method: oci.method()
   })
+}
+if (npmRows.length > 0) {
+  sections.push({ title: "npm: larder vs verdaccio", table: markdownTable(npmRows, "verdaccio"), method: packages.method().slice(0, 1) })
+}
+if (aptRows.length > 0) {
+  sections.push({ title: "apt: larder vs apt-cacher-ng", table: markdownTable(aptRows, "apt-cacher-ng"), method: packages.method().slice(1) })
 }
 for (const section of sections) console.log(`\n${section.title}\n\n${section.table}\n`)
 for (const note of notes) console.log(`note: ${note}`)

@@ -3,7 +3,7 @@
 // Release.gpg; laid out as a Debian archive (dists/ + pool/) or as a flat repository. Served from
 // a counting upstream, every file with an ETag.
 import { execFile } from "node:child_process"
-import { createHash } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises"
 import { join, relative } from "node:path"
 import { promisify } from "node:util"
@@ -18,6 +18,8 @@ export interface DebPackage {
   readonly name: string
   readonly version: string
   readonly depends?: string
+  /** bytes of incompressible filler in the package (benchmarks want realistic sizes) */
+  readonly payloadBytes?: number
 }
 
 export interface SigningKey {
@@ -41,6 +43,7 @@ const buildDeb = async (dir: string, pkg: DebPackage): Promise<Buffer> => {
   await mkdir(join(root, "DEBIAN"), { recursive: true })
   await mkdir(join(root, "usr/share/doc", pkg.name), { recursive: true })
   await writeFile(join(root, "usr/share/doc", pkg.name, "README"), `${pkg.name} ${pkg.version} from the larder test archive\n`)
+  if (pkg.payloadBytes !== undefined) await writeFile(join(root, "usr/share/doc", pkg.name, "payload"), randomBytes(pkg.payloadBytes))
   const control = [
     `Package: ${pkg.name}`,
     `Version: ${pkg.version}`,
