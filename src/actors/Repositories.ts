@@ -26,6 +26,8 @@ export class Repositories extends Context.Service<Repositories, {
   readonly list: () => ReadonlyArray<Repository>
   /** stores the configuration and applies it to new requests */
   readonly put: (repository: Repository) => Effect.Effect<void>
+  /** deletes the repository and releases its cache entries; requests in flight finish first */
+  readonly remove: (name: string) => Effect.Effect<number>
 }>()("larder/actors/Repositories") {
   static readonly layer = (
     options: { readonly idleTimeToLive?: Duration.Input; readonly smallBlobCacheBytes?: number } = {}
@@ -106,6 +108,13 @@ export class Repositories extends Context.Service<Repositories, {
               configs.set(repository.name, repository)
               rulesByName.delete(repository.name)
               yield* RcMap.invalidate(actors, repository.name)
+            }),
+          remove: (name) =>
+            Effect.gen(function*() {
+              configs.delete(name)
+              rulesByName.delete(name)
+              yield* RcMap.invalidate(actors, name)
+              return yield* Effect.promise(() => index.removeRepository(name))
             })
         })
       })

@@ -4,6 +4,7 @@ import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Repositories } from "../actors/Repositories.ts"
 import { Metrics } from "../admin/Metrics.ts"
+import { makeRestApi } from "../admin/RepositoriesHandlers.ts"
 import { parseArtifactUrl } from "../protocols/path.ts"
 import { Index } from "../storage/Index.ts"
 import { renderHome } from "../ui/home.ts"
@@ -36,6 +37,7 @@ export const makeApp = (options: AppOptions) =>
     const index = yield* Index
     const { listener, sourceRanges, checkAdmin, trustedProxies } = options
     const parseOptions = { allowEncodedSlash: (name: string) => repositories.get(name)?.format === "npm" }
+    const restApi = yield* makeRestApi(trustedProxies)
 
     const route = (request: HttpServerRequest.HttpServerRequest, path: string) =>
       Effect.gen(function*() {
@@ -69,6 +71,19 @@ export const makeApp = (options: AppOptions) =>
         }
         if (path === "/service/rest/v1/status" || path === "/service/rest/v1/status/writable") {
           return HttpServerResponse.empty({ status: 200 })
+        }
+        if (path.startsWith("/service/rest/v1/repositories") || path === "/service/rest/swagger.json") {
+          if (!checkAdmin(request.headers["authorization"])) {
+            return errorResponse(401, "authentication required: use the admin credentials (HTTP basic auth)", basicChallenge)
+          }
+          return yield* Effect.scoped(restApi).pipe(
+            Effect.catch((failure) =>
+              failure.reason._tag === "RouteNotFound"
+                ? Effect.succeed(notFoundJson(path))
+                : Effect.logError(`REST API ${request.method} ${path} failed: ${failure}`).pipe(
+                  Effect.as(HttpServerResponse.jsonUnsafe({ status: 500, message: "internal error" }, { status: 500 }))
+                ))
+          )
         }
         if (path.startsWith("/service/rest/")) return notFoundJson(path)
         if (path === "/" && listener === "web") {

@@ -63,6 +63,11 @@ export class Index extends Context.Service<Index, {
   readonly getRepository: (name: string) => unknown
   readonly putRepository: (name: string, config: unknown) => Promise<void>
   readonly repositories: () => ReadonlyArray<unknown>
+  /**
+   * drops a repository: its configuration, entries (releasing their blobs), negative entries and
+   * links, in one transaction; returns how many entries were dropped
+   */
+  readonly removeRepository: (name: string) => Promise<number>
   readonly stats: IndexStats
   /** start-up repair: drops entries whose blob is missing and blob records without a file */
   readonly repair: (blobExists: (digest: string) => Promise<boolean>) => Promise<{ droppedEntries: number }>
@@ -173,6 +178,23 @@ export class Index extends Context.Service<Index, {
         getRepository: (name) => repos.get(name),
         putRepository: (name, config) => repos.put(name, config).then(() => undefined),
         repositories: () => [...repos.getRange()].map(({ value }) => value),
+        removeRepository: (name) =>
+          root.transaction(() => {
+            // every key of a repository starts with "<name>\0"; "\u0001" sorts right after it
+            const range = { start: `${name}\0`, end: `${name}\u0001` }
+            const now = Date.now()
+            let dropped = 0
+            for (const { key, value } of entries.getRange(range)) {
+              entries.remove(key)
+              entryCache.delete(key)
+              release(value.digest, now)
+              dropped++
+            }
+            for (const { key } of negatives.getRange(range)) negatives.remove(key)
+            for (const { key } of links.getRange(range)) links.remove(key)
+            repos.remove(name)
+            return dropped
+          }),
         stats,
         repair: async (blobExists) => {
           const digests = new Set<string>()

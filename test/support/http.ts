@@ -19,6 +19,8 @@ export interface RequestOptions {
   readonly onData?: (chunk: Buffer) => void
   /** keep only the sha256 of the body, not its bytes */
   readonly hashOnly?: boolean
+  /** request body */
+  readonly body?: string | Buffer
 }
 
 export const send = (base: string, path: string, options: RequestOptions = {}) =>
@@ -59,7 +61,7 @@ export const send = (base: string, path: string, options: RequestOptions = {}) =
       res.on("error", () => finish(false))
       res.on("close", () => finish(res.complete))
     })
-    req.end()
+    req.end(options.body)
   })
 
 export const sha256 = (data: Buffer | string): string => createHash("sha256").update(data).digest("hex")
