@@ -28,6 +28,8 @@ export class Repositories extends Context.Service<Repositories, {
   readonly put: (repository: Repository) => Effect.Effect<void>
   /** deletes the repository and releases its cache entries; requests in flight finish first */
   readonly remove: (name: string) => Effect.Effect<number>
+  /** drops cached metadata and negative entries (content that never changes stays) */
+  readonly invalidate: (name: string) => Effect.Effect<number>
 }>()("larder/actors/Repositories") {
   static readonly layer = (
     options: { readonly idleTimeToLive?: Duration.Input; readonly smallBlobCacheBytes?: number } = {}
@@ -108,6 +110,17 @@ export class Repositories extends Context.Service<Repositories, {
               configs.set(repository.name, repository)
               rulesByName.delete(repository.name)
               yield* RcMap.invalidate(actors, repository.name)
+            }),
+          invalidate: (name) =>
+            Effect.promise(() => {
+              const config = configs.get(name)
+              const rules = config === undefined ? undefined : rulesFor(config)
+              return index.invalidate(name, (path) => {
+                if (path === undefined || rules === undefined) return true
+                const route = rules.classify("GET", path)
+                // derived keys (an abbreviated packument, a JSON page) do not classify: metadata
+                return route.kind !== "cached" || route.freshness !== "immutable"
+              })
             }),
           remove: (name) =>
             Effect.gen(function*() {

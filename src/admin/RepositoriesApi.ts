@@ -42,7 +42,12 @@ export class RepositoriesGroup extends HttpApiGroup.make("repositories").add(
     success: HttpApiSchema.NoContent,
     error: [ValidationErrors, NotFound]
   }),
-  HttpApiEndpoint.delete("remove", `${v1}/:name`, { params: { name: Schema.String }, success: HttpApiSchema.NoContent, error: NotFound })
+  HttpApiEndpoint.delete("remove", `${v1}/:name`, { params: { name: Schema.String }, success: HttpApiSchema.NoContent, error: NotFound }),
+  HttpApiEndpoint.post("invalidateCache", `${v1}/:name/invalidate-cache`, {
+    params: { name: Schema.String },
+    success: HttpApiSchema.NoContent,
+    error: NotFound
+  })
 ) {}
 
 export class LarderApi extends HttpApi.make("larder").add(RepositoriesGroup) {}

@@ -60,6 +60,12 @@ export const repositoriesHandlers = (trustedProxies: SourceRanges | undefined) =
             const dropped = yield* repositories.remove(params.name)
             yield* Effect.logInfo(`repository "${params.name}" deleted; ${dropped} cache entries released`)
           }))
+        .handle("invalidateCache", ({ params }) =>
+          Effect.gen(function*() {
+            if (repositories.get(params.name) === undefined) return yield* Effect.fail(notFound(params.name))
+            const dropped = yield* repositories.invalidate(params.name)
+            yield* Effect.logInfo(`repository "${params.name}": cache invalidated, ${dropped} metadata entries dropped`)
+          }))
     }))
 
 /** the API as one handler effect, for the listeners' app to call under /service/rest */

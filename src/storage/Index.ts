@@ -68,6 +68,11 @@ export class Index extends Context.Service<Index, {
    * links, in one transaction; returns how many entries were dropped
    */
   readonly removeRepository: (name: string) => Promise<number>
+  /**
+   * drops a repository's negative entries and the entries `drop` picks (by path; a hashed long
+   * path is passed as undefined), releasing their blobs; returns how many entries were dropped
+   */
+  readonly invalidate: (name: string, drop: (path: string | undefined) => boolean) => Promise<number>
   readonly stats: IndexStats
   /** start-up repair: drops entries whose blob is missing and blob records without a file */
   readonly repair: (blobExists: (digest: string) => Promise<boolean>) => Promise<{ droppedEntries: number }>
@@ -178,6 +183,23 @@ export class Index extends Context.Service<Index, {
         getRepository: (name) => repos.get(name),
         putRepository: (name, config) => repos.put(name, config).then(() => undefined),
         repositories: () => [...repos.getRange()].map(({ value }) => value),
+        invalidate: (name, drop) =>
+          root.transaction(() => {
+            const prefix = `${name}\0`
+            const range = { start: prefix, end: `${name}\u0001` }
+            const now = Date.now()
+            let dropped = 0
+            for (const { key, value } of entries.getRange(range)) {
+              const path = key.slice(prefix.length)
+              if (!drop(path.startsWith("\u0001") ? undefined : path)) continue
+              entries.remove(key)
+              entryCache.delete(key)
+              release(value.digest, now)
+              dropped++
+            }
+            for (const { key } of negatives.getRange(range)) negatives.remove(key)
+            return dropped
+          }),
         removeRepository: (name) =>
           root.transaction(() => {
             // every key of a repository starts with "<name>\0"; "\u0001" sorts right after it

@@ -109,6 +109,25 @@ t.test("create, validation errors, update applied live, delete", async (t) => {
   t.equal((await api(`${v1}/npm-mirror`, { method: "DELETE" })).status, 404)
 })
 
+t.test("invalidate-cache drops metadata and negative entries, keeps content", async (t) => {
+  const created = await api(`${v1}/helm/proxy`, { method: "POST", body: { name: "charts", proxy: { remoteUrl: first.url + "/charts/" } } })
+  t.equal(created.status, 201)
+  first.routes.set("/charts/index.yaml", { body: "apiVersion: v1\nentries: {}\n" })
+  first.routes.set("/charts/x-1.0.0.tgz", { body: "chart bytes" })
+  for (let i = 0; i < 2; i++) {
+    await send(web, "/repository/charts/index.yaml")
+    await send(web, "/repository/charts/x-1.0.0.tgz")
+    await send(web, "/repository/charts/missing-1.0.0.tgz")
+  }
+  t.same([first.count("/charts/index.yaml"), first.count("/charts/x-1.0.0.tgz"), first.count("/charts/missing-1.0.0.tgz")], [1, 1, 1], "all cached")
+  t.equal((await api(`${v1}/charts/invalidate-cache`, { method: "POST" })).status, 204)
+  await send(web, "/repository/charts/index.yaml")
+  await send(web, "/repository/charts/x-1.0.0.tgz")
+  await send(web, "/repository/charts/missing-1.0.0.tgz")
+  t.same([first.count("/charts/index.yaml"), first.count("/charts/x-1.0.0.tgz"), first.count("/charts/missing-1.0.0.tgz")], [2, 1, 2], "metadata and the 404 asked again, the chart not")
+  t.equal((await api(`${v1}/nope/invalidate-cache`, { method: "POST" })).status, 404)
+})
+
 t.test("OpenAPI document and unknown paths", async (t) => {
   const swagger = await api("/service/rest/swagger.json")
   t.equal(swagger.status, 200)
