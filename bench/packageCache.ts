@@ -16,7 +16,14 @@ import { startUpstream, type Upstream } from "../test/support/upstream.ts"
 import { wrkRate } from "./load.ts"
 import { startLarder } from "./peers/larder.ts"
 import type { Peer } from "./peers/peer.ts"
+import { waitForQuiet } from "./quiet.ts"
 import { fixed, isValue, ratioOf, show, times, type Figure, type Row } from "./report.ts"
+
+/** measurements start on a nearly idle machine (as in run.ts); a busy one is noted */
+const quietly = async (what: string, notes: Array<string>) => {
+  const machine = await waitForQuiet({ maxBusy: 0.15, maxWaitSeconds: 20 })
+  if (!machine.quiet) notes.push(`${what}: the machine stayed ${(machine.busy * 100).toFixed(0)}% busy (${machine.busiest})`)
+}
 
 const run = promisify(execFile)
 
@@ -130,6 +137,7 @@ export const npmRows = async (wrk: string, log: (text: string) => void, notes: A
         continue
       }
       try {
+        await quietly(`npm ${name}`, notes)
         figures.set(name, await measureNpm(wrk, peer, log).catch((error: Error) => error))
       } finally {
         await peer.stop()
@@ -193,6 +201,7 @@ export const aptRows = async (log: (text: string) => void, notes: Array<string>)
     /** apt-get update + install --download-only of every package, from fresh client state */
     const clientRun = async (label: string, uri: string, options: ReadonlyArray<string> = []): Promise<AptRun> => {
       const client = makeAptClient(join(scratch, label), [{ uri, suite: "stable", keyring: key.keyring }])
+      await quietly(`apt ${label}`, notes)
       const before = upstream.requests.length
       const started = performance.now()
       await client.aptGet(["update"], options)
