@@ -1,6 +1,7 @@
 // The repository actors: one per repository name, started on first use, shared while in use and
 // stopped after an idle period (RcMap). Configuration lives in the index; a change swaps the actor
 // for new requests while requests in flight finish on the old one.
+import { isDeepStrictEqual } from "node:util"
 import { Context, Duration, Effect, Exit, Layer, RcMap, Schema } from "effect"
 import { Repository } from "../../appliance/config/Repository.ts"
 import { Metrics } from "../admin/Metrics.ts"
@@ -106,6 +107,8 @@ export class Repositories extends Context.Service<Repositories, {
           list: () => [...configs.values()],
           put: (repository) =>
             Effect.gen(function*() {
+              // the same config again (a create-or-update script's second run) keeps the actor and its state
+              if (isDeepStrictEqual(configs.get(repository.name), repository)) return
               yield* Effect.promise(() => index.putRepository(repository.name, repository))
               configs.set(repository.name, repository)
               rulesByName.delete(repository.name)
