@@ -6,6 +6,7 @@ import { Effect, Exit } from "effect"
 import { parse as parseYaml } from "yaml"
 import { decodeRepositories } from "../config/loadRepositories.ts"
 import type { Repository } from "../config/Repository.ts"
+import { CliError, makeRestClient } from "./restClient.ts"
 
 export interface Plan {
   readonly name: string
@@ -59,54 +60,40 @@ export interface ApplyOptions {
   readonly print: (line: string) => void
 }
 
-export class ApplyError extends Error {}
 
 const readFile = (file: string): unknown => {
   try {
     return parseYaml(readFileSync(file, "utf8")) as unknown
   } catch (error) {
-    throw new ApplyError(`${file}: cannot read repositories: ${error instanceof Error ? error.message : String(error)}`)
+    throw new CliError(`${file}: cannot read repositories: ${error instanceof Error ? error.message : String(error)}`)
   }
 }
 
-/** runs the plan (or only prints it with dryRun); throws ApplyError naming the failing repository */
+/** runs the plan (or only prints it with dryRun); throws CliError naming the failing repository */
 export const applyRepositories = async (options: ApplyOptions): Promise<ReadonlyArray<Plan>> => {
   const document = readFile(options.file)
   const decoded = await Effect.runPromiseExit(decodeRepositories(options.file, Array.isArray(document) ? document : [document]))
   if (Exit.isFailure(decoded)) {
     const failure = decoded.cause.reasons.find((reason) => reason._tag === "Fail")
-    throw new ApplyError(failure?._tag === "Fail" ? failure.error.message : `${options.file}: cannot decode`)
+    throw new CliError(failure?._tag === "Fail" ? failure.error.message : `${options.file}: cannot decode`)
   }
   const all = decoded.value
   let repositories = all
   if (options.only !== undefined) {
     repositories = repositories.filter((repository) => repository.name === options.only)
     if (repositories.length === 0) {
-      throw new ApplyError(`--only ${options.only}: no such repository in ${options.file}; it has ${all.map((r) => r.name).join(", ")}`)
+      throw new CliError(`--only ${options.only}: no such repository in ${options.file}; it has ${all.map((r) => r.name).join(", ")}`)
     }
   }
-  const base = options.url.replace(/\/$/, "") + "/service/rest/v1/repositories"
-  const authorization = "Basic " + Buffer.from(`${options.user}:${options.password}`).toString("base64")
-  const call = async (method: string, path: string, body?: unknown) => {
-    let response: Response
-    try {
-      response = await fetch(base + path, {
-        method,
-        headers: { authorization, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body)
-      })
-    } catch (error) {
-      throw new ApplyError(`cannot reach ${options.url}: ${(error as Error).cause ?? (error as Error).message}`)
-    }
-    if (response.status === 401) throw new ApplyError(`${options.url} refused the credentials of "${options.user}" (401)`)
-    return { status: response.status, text: await response.text() }
-  }
+  const api = makeRestClient(options)
+  const base = "/service/rest/v1/repositories"
+  const call = (method: string, path: string, body?: unknown) => api.call(method, base + path, body)
   const plans: Array<Plan> = []
   const counts = { create: 0, update: 0, unchanged: 0 }
   for (const repository of repositories) {
     const path = `/${repository.format}/proxy/${encodeURIComponent(repository.name)}`
     const current = await call("GET", path)
-    if (current.status !== 200 && current.status !== 404) throw new ApplyError(`${repository.name}: GET answered ${current.status}: ${current.text}`)
+    if (current.status !== 200 && current.status !== 404) throw new CliError(`${repository.name}: GET answered ${current.status}: ${current.text}`)
     const plan = planFor(repository, current.status === 200 ? JSON.parse(current.text) : undefined)
     plans.push(plan)
     counts[plan.action]++
@@ -115,7 +102,7 @@ export const applyRepositories = async (options: ApplyOptions): Promise<Readonly
     const sent = plan.action === "create"
       ? await call("POST", `/${repository.format}/proxy`, repository)
       : await call("PUT", path, repository)
-    if (sent.status >= 300) throw new ApplyError(`${repository.name}: ${plan.action} failed with ${sent.status}: ${sent.text}`)
+    if (sent.status >= 300) throw new CliError(`${repository.name}: ${plan.action} failed with ${sent.status}: ${sent.text}`)
   }
   options.print(`${options.dryRun ? "dry run, nothing changed: " : ""}${counts.create} to create, ${counts.update} to update, ${counts.unchanged} unchanged`)
   return plans

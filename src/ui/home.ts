@@ -2,6 +2,7 @@
 // and what the blob store holds. Server-rendered HTML, no script; served on the web listener.
 import type { Repository } from "../../appliance/config/Repository.ts"
 import type { Metrics } from "../admin/Metrics.ts"
+import { cacheResults, formatRatio, hitRatio } from "../admin/hitRatio.ts"
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
@@ -17,7 +18,6 @@ const formatBytes = (bytes: number) => {
   return `${value.toFixed(unit === 0 ? 0 : 1)} ${units[unit]}`
 }
 
-const results = ["hit", "miss", "coalesced", "negative", "stale"] as const
 
 export const renderHome = async (
   repositories: ReadonlyArray<Repository>,
@@ -33,17 +33,14 @@ export const renderHome = async (
   }
   const rows = repositories.map((repository) => {
     const row = counts.get(repository.name) ?? {}
-    const served = results.reduce((sum, result) => sum + (row[result] ?? 0), 0)
-    // a coalesced request did not go upstream either: it counts as saved traffic
-    const saved = (row.hit ?? 0) + (row.coalesced ?? 0) + (row.negative ?? 0) + (row.stale ?? 0)
-    const ratio = served === 0 ? undefined : saved / served
-    const percent = ratio === undefined ? "–" : `${(ratio * 100).toFixed(1)}%`
+    const { ratio } = hitRatio(row)
+    const percent = formatRatio(ratio)
     return `<tr>
       <td><code>${escapeHtml(repository.name)}</code></td>
       <td>${repository.format}</td>
       <td>${repository.online ? "online" : "<strong>offline</strong>"}</td>
       <td>${repository.proxy.remoteUrl === "" ? "<em>not set</em>" : escapeHtml(repository.proxy.remoteUrl)}</td>
-      ${results.map((result) => `<td class="n">${row[result] ?? 0}</td>`).join("")}
+      ${cacheResults.map((result) => `<td class="n">${row[result] ?? 0}</td>`).join("")}
       <td><meter min="0" max="1" value="${ratio ?? 0}" title="${percent}"></meter> ${percent}</td>
     </tr>`
   })
@@ -60,7 +57,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}meter{width:6rem}
 Pull through <code>/repository/&lt;name&gt;/</code>; metrics at <code>/service/rest/metrics/prometheus</code>.</p>
 <table>
 <thead><tr><th>repository</th><th>format</th><th>state</th><th>upstream</th>
-${results.map((result) => `<th>${result}</th>`).join("")}<th>served without upstream</th></tr></thead>
+${cacheResults.map((result) => `<th>${result}</th>`).join("")}<th>served without upstream</th></tr></thead>
 <tbody>${rows.join("\n")}</tbody>
 </table>
 </body></html>
