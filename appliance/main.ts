@@ -16,6 +16,7 @@ import { defaultLanSourceRanges, parseSourceRanges } from "../src/http/SourceRan
 import { BlobStore } from "../src/storage/BlobStore.ts"
 import { Index } from "../src/storage/Index.ts"
 import { repairStore } from "../src/storage/repair.ts"
+import { clientConfigCommand } from "./cli/clientConfigCommand.ts"
 import { reposCommand } from "./cli/reposCommand.ts"
 import { loadAdminCredentials } from "./config/adminCredentials.ts"
 import { ConfigError, loadRepositories } from "./config/loadRepositories.ts"
@@ -172,7 +173,7 @@ const serve = (options: ServeOptions) =>
 
 export const larder = Command.make("larder", serveFlags, serve).pipe(
   Command.withDescription("Artifact cache, SSO gate and SBOM intake for a small platform team's LAN"),
-  Command.withSubcommands([reposCommand])
+  Command.withSubcommands([reposCommand, clientConfigCommand])
 )
 
 if (import.meta.main) {

@@ -3,6 +3,7 @@
 import { execFile } from "node:child_process"
 import { promises as fs } from "node:fs"
 import { join } from "node:path"
+import { isSecuritySource, parseDeb822Sources, parseOneLineSources } from "./aptSources.ts"
 
 export type UpstreamSource = "npm-registry" | "apt-main" | "apt-security"
 
@@ -11,26 +12,11 @@ export interface AptSource {
   readonly suites: ReadonlyArray<string>
 }
 
-/** Parses deb822 `.sources` stanzas and one-line `sources.list` entries (deb lines only). */
-export const parseAptSources = (text: string, deb822: boolean): ReadonlyArray<AptSource> => {
-  if (!deb822) {
-    return text.split("\n").flatMap((line) => {
-      const match = /^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)/.exec(line)
-      return match === null ? [] : [{ uri: match[1], suites: [match[2]] }]
-    })
-  }
-  return text.split(/\n\s*\n/).flatMap((stanza) => {
-    const field = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, "mi").exec(stanza)?.[1].trim()
-    if (!(field("Types") ?? "").split(/\s+/).includes("deb")) return []
-    if (field("Enabled")?.toLowerCase() === "no") return []
-    const uris = field("URIs")?.split(/\s+/) ?? []
-    const suites = field("Suites")?.split(/\s+/) ?? []
-    return uris.map((uri) => ({ uri, suites }))
-  })
-}
-
-const isSecurity = (source: AptSource) =>
-  source.suites.some((suite) => suite.endsWith("-security")) || /security/.test(source.uri)
+/** the enabled deb sources of a deb822 `.sources` or one-line `sources.list` text, one per URI */
+export const parseAptSources = (text: string, deb822: boolean): ReadonlyArray<AptSource> =>
+  (deb822 ? parseDeb822Sources(text) : parseOneLineSources(text))
+    .filter((entry) => entry.enabled && entry.types.includes("deb"))
+    .flatMap((entry) => entry.uris.map((uri) => ({ uri, suites: entry.suites })))
 
 export const readAptSources = async (root = "/etc/apt"): Promise<ReadonlyArray<AptSource>> => {
   const sources: Array<AptSource> = []
@@ -61,6 +47,7 @@ export const resolveMachineUpstreams = async (
   const npm = wanted.has("npm-registry") ? npmRegistry() : Promise.resolve("")
   if (wanted.has("apt-main") || wanted.has("apt-security")) {
     const sources = await readAptSources()
+    const isSecurity = (source: AptSource) => isSecuritySource({ uris: [source.uri], suites: source.suites })
     result["apt-main"] = sources.find((s) => !isSecurity(s))?.uri ?? ""
     result["apt-security"] = sources.find(isSecurity)?.uri ?? ""
   }

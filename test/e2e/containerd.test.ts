@@ -1,16 +1,21 @@
 // containerd pulls through larder as a registry mirror: a private containerd (test/support/containerd.ts)
-// and `ctr images pull --hosts-dir`, whose hosts.toml for the upstream registry names larder's
-// /repository/docker-public/v2 endpoint with override_path, the form containerd's documentation gives
-// for a path-based mirror. The upstream is Debian's docker-registry behind a counting proxy.
-import { mkdir, rm, writeFile } from "node:fs/promises"
+// and `ctr images pull --hosts-dir`, whose hosts.toml for the upstream registry, written by
+// `larder client-config containerd`, names larder's /repository/docker-public/v2 endpoint with
+// override_path, the form containerd's documentation gives for a path-based mirror. The upstream is Debian's docker-registry behind a counting proxy.
+import { execFile } from "node:child_process"
+import { readFile, rm } from "node:fs/promises"
+import { promisify } from "node:util"
+import { parse as parseToml } from "smol-toml"
 import { dirname, join } from "node:path"
 import t from "tap"
-import { startAppliance, tempDir, type Appliance } from "../support/appliance.ts"
+import { nodeBinary, nodeFlags, startAppliance, tempDir, type Appliance } from "../support/appliance.ts"
 import { startContainerd, type Containerd } from "../support/containerd.ts"
 import { metricValue, send } from "../support/http.ts"
 import { writeImageLayout, writeIndexLayout } from "../support/ociImage.ts"
 import { startRegistry, type Registry } from "../support/registry.ts"
 
+const run = promisify(execFile)
+const main = new URL("../../appliance/main.ts", import.meta.url).pathname
 const work = tempDir("larder-containerd-e2e-")
 // one teardown, registered first, stops whatever got started (also when a later start-up throws)
 const started: { registry?: Registry; appliance?: Appliance; containerd?: Containerd } = {}
@@ -36,19 +41,15 @@ const containerd = (started.containerd = await startContainerd())
 
 const lan = new URL(appliance.lanUrl)
 const mirror = `http://${lan.host}/repository/docker-public/v2`
+// hosts.toml as `larder client-config containerd` writes it, for the repositories larder runs with
 const hostsDir = join(work, "certs.d")
-await mkdir(join(hostsDir, registry.host), { recursive: true })
-await writeFile(
-  join(hostsDir, registry.host, "hosts.toml"),
-  [
-    `server = "${registry.url}"`,
-    "",
-    `[host."${mirror}"]`,
-    '  capabilities = ["pull", "resolve"]',
-    "  override_path = true",
-    ""
-  ].join("\n")
-)
+const repositoriesFile = appliance.process.spawnargs[appliance.process.spawnargs.indexOf("--repositories") + 1]
+await run(nodeBinary, [...nodeFlags, main, "client-config", "containerd", "--lan-host", lan.host, "--repositories", repositoriesFile, "--out", hostsDir], {
+  timeout: 60_000,
+  env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }
+})
+const hostsToml = parseToml(await readFile(join(hostsDir, registry.host, "hosts.toml"), "utf8"))
+if (hostsToml.server !== registry.url || !(mirror in (hostsToml.host as object))) throw new Error(`unexpected hosts.toml: ${JSON.stringify(hostsToml)}`)
 
 const ref = `${registry.host}/library/alpine:3.20`
 const pullArgs = ["--plain-http", "--hosts-dir", hostsDir, "--snapshotter", "native"]
