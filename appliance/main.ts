@@ -14,7 +14,9 @@ import { makeArtifactPath } from "../src/http/artifactPath.ts"
 import { serveListener } from "../src/http/Listeners.ts"
 import { defaultLanSourceRanges, parseSourceRanges } from "../src/http/SourceRanges.ts"
 import { BlobStore } from "../src/storage/BlobStore.ts"
-import { Index } from "../src/storage/Index.ts"
+import { Index, defaultEvictionPolicy } from "../src/storage/Index.ts"
+import { policyNames } from "../src/storage/eviction/policies.ts"
+import { parseByteSize } from "./config/byteSize.ts"
 import { repairStore } from "../src/storage/repair.ts"
 import { clientConfigCommand } from "./cli/clientConfigCommand.ts"
 import { reposCommand } from "./cli/reposCommand.ts"
@@ -82,6 +84,16 @@ export const serveFlags = {
     Config.Int("LARDER_UPSTREAM_CONCURRENCY"),
     defaultUpstreamClientOptions.concurrencyPerUpstream
   ),
+  blobstoreQuota: withEnv(
+    Flag.String("blobstore-quota").pipe(Flag.withDescription("Bytes the blob store may hold, e.g. 50GiB; beyond it the eviction policy makes room (0: no limit)")),
+    Config.String("LARDER_BLOBSTORE_QUOTA"),
+    "0"
+  ),
+  evictionPolicy: withEnv(
+    Flag.Literals("eviction-policy", policyNames).pipe(Flag.withDescription("Which blobs go first when the quota is reached (bench/RESULTS.md compares them)")),
+    Config.Literals(policyNames, "LARDER_EVICTION_POLICY"),
+    defaultEvictionPolicy
+  ),
   upstreamTimeout: withEnv(
     Flag.Int("upstream-timeout").pipe(Flag.withDescription("Seconds to wait for an upstream's response headers")),
     Config.Int("LARDER_UPSTREAM_TIMEOUT"),
@@ -105,6 +117,10 @@ const serve = (options: ServeOptions) =>
       try: () => parseSourceRanges(options.trustedProxies.split(",")),
       catch: (error) => new ConfigError({ message: `--trusted-proxies: ${(error as Error).message}` })
     })
+    const quotaBytes = yield* Effect.try({
+      try: () => parseByteSize(options.blobstoreQuota),
+      catch: (error) => new ConfigError({ message: `--blobstore-quota: ${(error as Error).message}` })
+    })
     const { repositories, overridden } = yield* loadRepositories(options.repositories._tag === "Some" ? options.repositories.value : undefined)
     const admin = yield* loadAdminCredentials({
       secretDir: options.adminSecretDir._tag === "Some" ? options.adminSecretDir.value : undefined,
@@ -112,7 +128,14 @@ const serve = (options: ServeOptions) =>
       dataDir
     })
 
-    const storage = Layer.mergeAll(BlobStore.layer(dataDir), Index.layer(dataDir))
+    const index = Layer.effect(
+      Index,
+      Effect.gen(function*() {
+        const blobs = yield* BlobStore
+        return yield* Index.make(dataDir, { quotaBytes, policy: options.evictionPolicy, removeBlob: blobs.remove })
+      })
+    )
+    const storage = index.pipe(Layer.provideMerge(BlobStore.layer(dataDir)))
     const services = Layer.mergeAll(
       Metrics.layer,
       UpstreamClient.layer({
@@ -160,7 +183,7 @@ const serve = (options: ServeOptions) =>
           })
         const lan = yield* listen("lan", options.lanPort, sourceRanges)
         const web = yield* listen("web", options.webPort, undefined)
-        yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} admin=${admin.username} (${admin.source})`)
+        yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} quota=${quotaBytes ?? "none"} eviction=${options.evictionPolicy} admin=${admin.username} (${admin.source})`)
         return yield* Effect.never
       }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)
     })

@@ -50,6 +50,8 @@ export interface FileSlice {
   readonly file: string
   readonly start: number
   readonly end: number
+  /** unpins the blob (see Index.pin); the engine calls it once the file is read or abandoned */
+  readonly release?: (() => void) | undefined
 }
 
 /** bytes of a fetch in flight, streamed by the engine as they arrive (end inclusive, or to the end) */

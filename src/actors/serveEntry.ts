@@ -90,7 +90,15 @@ export const serveEntrySync = (
     return { kind: "content", status, headers, body }
   }
   deps.metrics.blobReadBytes.inc(end - start + 1)
-  return { kind: "content", status, headers, body: { file: deps.blobs.blobPath(entry.digest), start, end } }
+  // pinned until the engine has read it: the quota's eviction skips it meanwhile
+  deps.index.pin(entry.digest)
+  let pinned = true
+  const release = () => {
+    if (!pinned) return
+    pinned = false
+    deps.index.unpin(entry.digest)
+  }
+  return { kind: "content", status, headers, body: { file: deps.blobs.blobPath(entry.digest), start, end, release } }
 }
 
 /**

@@ -20,7 +20,10 @@ export const counterChildren = <T extends string>(counter: Counter<T>) => {
   }
 }
 
-const makeMetrics = (stats: { readonly blobs: number; readonly bytes: number }) => {
+const makeMetrics = (
+  stats: { readonly blobs: number; readonly bytes: number; readonly evictions: number; readonly evictedBytes: number },
+  quotaBytes: number | undefined
+) => {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const httpRequests = new Counter({
@@ -82,6 +85,33 @@ const makeMetrics = (stats: { readonly blobs: number; readonly bytes: number }) 
       this.set(stats.blobs)
     }
   })
+  new Gauge({
+    name: "larder_blobstore_quota_bytes",
+    help: "Bytes the blob store may hold (--blobstore-quota; 0 when unlimited)",
+    registers: [registry],
+    collect() {
+      this.set(quotaBytes ?? 0)
+    }
+  })
+  // counted by the index inside its eviction transactions; read when scraped
+  new Counter({
+    name: "larder_blobstore_evictions_total",
+    help: "Blobs evicted to keep the blob store under its quota",
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(stats.evictions)
+    }
+  })
+  new Counter({
+    name: "larder_blobstore_evicted_bytes_total",
+    help: "Bytes evicted to keep the blob store under its quota",
+    registers: [registry],
+    collect() {
+      this.reset()
+      this.inc(stats.evictedBytes)
+    }
+  })
   const blobReadBytes = new Counter({
     name: "larder_blobstore_read_bytes_total",
     help: "Bytes read from the blob store for clients",
@@ -126,7 +156,7 @@ export class Metrics extends Context.Service<Metrics, ReturnType<typeof makeMetr
     Metrics,
     Effect.gen(function*() {
       const index = yield* Index
-      return Metrics.of(makeMetrics(index.stats))
+      return Metrics.of(makeMetrics(index.stats, index.quotaBytes))
     })
   )
 }

@@ -49,7 +49,7 @@ export const renderReply = (reply: RepositoryReply): HttpServerResponse.HttpServ
   }
   const slice = reply.body
   const body = "file" in slice
-    ? createReadStream(slice.file, { start: slice.start, end: slice.end, highWaterMark: 256 * 1024 })
+    ? createReadStream(slice.file, { start: slice.start, end: slice.end, highWaterMark: 256 * 1024 }).on("close", () => slice.release?.())
     : followerStream(slice.follow, slice.blobPath, slice.end === undefined ? undefined : { start: slice.start, end: slice.end })
   return HttpServerResponse.raw(body, { status: reply.status, headers, contentType })
 }
@@ -74,6 +74,7 @@ export const writeReply = async (
   }
   const body = reply.body
   if (body === undefined || headOnly || body instanceof Uint8Array) {
+    if (body !== undefined && !(body instanceof Uint8Array) && "file" in body) body.release?.()
     onHead(reply.status)
     response.writeHead(reply.status, reply.headers)
     response.end(headOnly ? undefined : body)
@@ -88,6 +89,8 @@ export const writeReply = async (
     } catch (error) {
       // the index names a blob whose file cannot be opened: nothing was written yet
       await writeReply(response, { kind: "error", status: 500, message: `cached blob cannot be read: ${(error as Error).message}` }, headOnly, onHead)
+    } finally {
+      body.release?.()
     }
     return
   }

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { open, type Database, type RootDatabase } from "lmdb"
 import { Context, Effect, Layer } from "effect"
 import type { Link } from "../protocols/route.ts"
+import { makePolicy, type PolicyName } from "./eviction/policies.ts"
 
 export interface CacheEntry {
   readonly digest: string
@@ -41,10 +42,26 @@ export const entryKey = (repository: string, path: string): string => {
     : `${repository}\0\u0001${createHash("sha256").update(path).digest("hex")}`
 }
 
+// lmdb's key encoding reads a string holding "\0" back as an array of its parts
+const keyText = (key: unknown): string => (Array.isArray(key) ? key.join("\0") : String(key))
+
 export interface IndexStats {
   blobs: number
   bytes: number
+  /** blobs evicted to keep the quota, and their bytes, since start */
+  evictions: number
+  evictedBytes: number
 }
+
+export interface IndexOptions {
+  /** bytes the blob store may hold; undefined: no limit */
+  readonly quotaBytes?: number | undefined
+  readonly policy?: PolicyName | undefined
+  /** deletes an evicted blob's file, after the index no longer names it */
+  readonly removeBlob?: ((digest: string) => Promise<void>) | undefined
+}
+
+export const defaultEvictionPolicy: PolicyName = "s3-fifo"
 
 export class Index extends Context.Service<Index, {
   readonly getEntry: (repository: string, path: string) => CacheEntry | undefined
@@ -77,9 +94,13 @@ export class Index extends Context.Service<Index, {
   /** start-up repair: drops entries whose blob is missing and blob records without a file */
   readonly repair: (blobExists: (digest: string) => Promise<boolean>) => Promise<{ droppedEntries: number }>
   readonly hasBlobRecord: (digest: string) => boolean
+  /** a blob being served is never evicted: pinned from the lookup until its file is open and read */
+  readonly pin: (digest: string) => void
+  readonly unpin: (digest: string) => void
+  readonly quotaBytes: number | undefined
   readonly flush: () => Promise<void>
 }>()("larder/storage/Index") {
-  static readonly make = (dataDir: string) =>
+  static readonly make = (dataDir: string, options: IndexOptions = {}) =>
     Effect.gen(function*() {
       const root: RootDatabase = yield* Effect.acquireRelease(
         Effect.sync(() => open({ path: join(dataDir, "index.lmdb"), compression: false, maxDbs: 16 })),
@@ -90,15 +111,67 @@ export class Index extends Context.Service<Index, {
       const blobs: Database<BlobRecord, string> = root.openDB({ name: "blob" })
       const repos: Database<unknown, string> = root.openDB({ name: "repo" })
       const links: Database<Omit<Link, "key">, string> = root.openDB({ name: "link" })
+      // reverse references "<digest>\0<entry key>": which entries go when a blob is evicted
+      const refs: Database<1, string> = root.openDB({ name: "ref" })
+      const refKey = (digest: string, key: string) => `${digest}\0${key}`
+      const refRange = (digest: string) => ({ start: `${digest}\0`, end: `${digest}\u0001` })
+      if (refs.getKeysCount() === 0 && entries.getKeysCount() > 0) {
+        // an index written before reverse references existed
+        yield* Effect.promise(() =>
+          root.transaction(() => {
+            for (const { key, value } of entries.getRange()) refs.put(refKey(value.digest, key), 1)
+          })
+        )
+      }
 
       // Decoded entries of recent hits: this process is the index's only writer, so every write
       // below drops the key and the cache cannot go stale. Saves an LMDB read and decode per hit.
       const entryCache = new Map<string, CacheEntry>()
 
-      const stats: IndexStats = { blobs: 0, bytes: 0 }
-      for (const { value } of blobs.getRange()) {
+      const stats: IndexStats = { blobs: 0, bytes: 0, evictions: 0, evictedBytes: 0 }
+      const quota = options.quotaBytes
+      const policy = makePolicy(options.policy ?? defaultEvictionPolicy, quota ?? Number.MAX_SAFE_INTEGER)
+      const known: Array<[string, BlobRecord]> = []
+      for (const { key, value } of blobs.getRange()) {
         stats.blobs++
         stats.bytes += value.size
+        known.push([key, value])
+      }
+      // the policy's memory is rebuilt from access times: least recent first
+      for (const [digest, record] of known.sort((a, b) => a[1].lastAccess - b[1].lastAccess)) policy.insert(digest, record.size)
+      known.length = 0
+
+      const pins = new Map<string, number>()
+      /**
+       * Inside a write transaction: evicts blobs (and every entry naming them) until `incoming`
+       * more bytes fit the quota. Returns the evicted digests, whose files go after the commit.
+       */
+      const makeRoom = (incoming: number, keep: string): Array<string> => {
+        const evicted: Array<string> = []
+        if (quota === undefined) return evicted
+        while (stats.bytes + incoming > quota) {
+          const victim = policy.victim((digest) => digest === keep || pins.has(digest))
+          if (victim === undefined) break
+          const record = blobs.get(victim)
+          for (const { key } of refs.getRange(refRange(victim))) {
+            const entryKeyOfRef = keyText(key).slice(victim.length + 1)
+            entries.remove(entryKeyOfRef)
+            entryCache.delete(entryKeyOfRef)
+            refs.remove(key)
+          }
+          if (record !== undefined) {
+            blobs.remove(victim)
+            stats.blobs--
+            stats.bytes -= record.size
+            stats.evictions++
+            stats.evictedBytes += record.size
+          }
+          evicted.push(victim)
+        }
+        return evicted
+      }
+      const removeFiles = async (digests: ReadonlyArray<string>) => {
+        for (const digest of digests) await options.removeBlob?.(digest).catch(() => undefined)
       }
 
       const release = (digest: string, now: number) => {
@@ -140,25 +213,41 @@ export class Index extends Context.Service<Index, {
         // The cache is cleared again once a write is visible: a read between the two could have
         // cached the old value.
         commitEntry: (repository, path, entry) =>
-          root.transaction(() => {
+          root.transaction((): Array<string> => {
             const key = entryKey(repository, path)
             const previous = entries.get(key)
+            if (previous?.digest === entry.digest) {
+              entries.put(key, entry)
+              entryCache.delete(key)
+              negatives.remove(key)
+              return []
+            }
+            const record = blobs.get(entry.digest)
+            // room is made before the new blob counts, so the quota holds at every commit
+            const evicted = record === undefined ? makeRoom(entry.size, entry.digest) : []
             entries.put(key, entry)
             entryCache.delete(key)
             negatives.remove(key)
-            if (previous?.digest === entry.digest) return
-            const record = blobs.get(entry.digest)
+            refs.put(refKey(entry.digest, key), 1)
             if (record === undefined) {
               stats.blobs++
               stats.bytes += entry.size
-            }
+              policy.insert(entry.digest, entry.size)
+            } else policy.access(entry.digest)
             blobs.put(entry.digest, {
               size: entry.size,
               refs: (record?.refs ?? 0) + 1,
               lastAccess: entry.fetchedAt
             })
-            if (previous !== undefined) release(previous.digest, entry.fetchedAt)
-          }).then(() => void entryCache.delete(entryKey(repository, path))),
+            if (previous !== undefined && blobs.doesExist(previous.digest)) {
+              refs.remove(refKey(previous.digest, key))
+              release(previous.digest, entry.fetchedAt)
+            }
+            return evicted
+          }).then(async (evicted) => {
+            entryCache.delete(entryKey(repository, path))
+            await removeFiles(evicted)
+          }),
         removeEntry: (repository, path) =>
           root.transaction(() => {
             const key = entryKey(repository, path)
@@ -166,6 +255,7 @@ export class Index extends Context.Service<Index, {
             if (previous === undefined) return
             entries.remove(key)
             entryCache.delete(key)
+            refs.remove(refKey(previous.digest, key))
             release(previous.digest, Date.now())
           }).then(() => void entryCache.delete(entryKey(repository, path))),
         getNegative: (repository, path) => negatives.get(entryKey(repository, path)),
@@ -179,7 +269,10 @@ export class Index extends Context.Service<Index, {
             for (const { key, ...link } of list) links.put(entryKey(repository, key), link)
           }).then(() => undefined),
         getBlob: (digest) => blobs.get(digest),
-        touch: (digest) => void pendingTouches.set(digest, Date.now()),
+        touch: (digest) => {
+          pendingTouches.set(digest, Date.now())
+          policy.access(digest)
+        },
         getRepository: (name) => repos.get(name),
         putRepository: (name, config) => repos.put(name, config).then(() => undefined),
         repositories: () => [...repos.getRange()].map(({ value }) => value),
@@ -190,10 +283,11 @@ export class Index extends Context.Service<Index, {
             const now = Date.now()
             let dropped = 0
             for (const { key, value } of entries.getRange(range)) {
-              const path = key.slice(prefix.length)
+              const path = keyText(key).slice(prefix.length)
               if (!drop(path.startsWith("\u0001") ? undefined : path)) continue
               entries.remove(key)
               entryCache.delete(key)
+              refs.remove(refKey(value.digest, key))
               release(value.digest, now)
               dropped++
             }
@@ -209,6 +303,7 @@ export class Index extends Context.Service<Index, {
             for (const { key, value } of entries.getRange(range)) {
               entries.remove(key)
               entryCache.delete(key)
+              refs.remove(refKey(value.digest, key))
               release(value.digest, now)
               dropped++
             }
@@ -230,12 +325,14 @@ export class Index extends Context.Service<Index, {
               if (!missing.has(value.digest)) continue
               entries.remove(key)
               entryCache.delete(key)
+              refs.remove(refKey(value.digest, key))
               droppedEntries++
             }
             for (const digest of missing) {
               const record = blobs.get(digest)
               if (record === undefined) continue
               blobs.remove(digest)
+              policy.remove(digest)
               stats.blobs--
               stats.bytes -= record.size
             }
@@ -243,6 +340,13 @@ export class Index extends Context.Service<Index, {
           return { droppedEntries }
         },
         hasBlobRecord: (digest) => blobs.doesExist(digest),
+        pin: (digest) => void pins.set(digest, (pins.get(digest) ?? 0) + 1),
+        unpin: (digest) => {
+          const count = pins.get(digest) ?? 0
+          if (count <= 1) pins.delete(digest)
+          else pins.set(digest, count - 1)
+        },
+        quotaBytes: quota,
         flush: async () => {
           await flushTouches()
           await root.flushed
@@ -250,5 +354,5 @@ export class Index extends Context.Service<Index, {
       })
     })
 
-  static readonly layer = (dataDir: string) => Layer.effect(Index, Index.make(dataDir))
+  static readonly layer = (dataDir: string, options: IndexOptions = {}) => Layer.effect(Index, Index.make(dataDir, options))
 }
