@@ -1,6 +1,6 @@
 // Turns figures into the console table and bench/RESULTS.md.
 import { spawnSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, release, totalmem } from "node:os"
 
 export interface Row {
@@ -88,5 +88,7 @@ peer's turn the bench waits (up to 20 s) until the machine is nearly idle, and n
 never was.
 
 ${body}${sections.notes.length === 0 ? "" : `\n## Notes from this run\n\n${sections.notes.map((n) => `- ${n}`).join("\n")}\n`}`
-  writeFileSync(file, text)
+  // the hit-rate section belongs to `npm run bench:hitrate`: kept as it is
+  const hitrate = existsSync(file) ? /<!-- hitrate:begin[\s\S]*?<!-- hitrate:end -->\n?/.exec(readFileSync(file, "utf8"))?.[0] : undefined
+  writeFileSync(file, hitrate === undefined ? text : `${text.trimEnd()}\n\n${hitrate}`)
 }

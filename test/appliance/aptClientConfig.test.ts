@@ -1,9 +1,10 @@
 // client-config apt: larder.sources from the client's sources (deb822 and one-line), and --apply /
 // --revert on a private root: idempotent, refusing what it did not write, and a round trip that
 // leaves the directory byte-identical.
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { join, relative } from "node:path"
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import t from "tap"
+import { snapshotTree } from "../support/files.ts"
 import { applyAptSources, readAptSourcesFiles, revertAptSources } from "../../appliance/clientConfig/aptApply.ts"
 import { disabledBy, renderLarderSources } from "../../appliance/clientConfig/aptSources.ts"
 import { parseLanHost } from "../../appliance/clientConfig/lanHost.ts"
@@ -104,20 +105,7 @@ t.test("disabledBy only names files apt reads, so an edited marker renames nothi
   t.same(disabledBy(text), ["sources.list.d/debian.sources", "sources.list"])
 })
 
-/** every file under dir with its bytes and mode, for byte-identical comparisons */
-const snapshot = (dir: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  const walk = (path: string) => {
-    for (const name of readdirSync(path).sort()) {
-      const full = join(path, name)
-      const stat = statSync(full)
-      if (stat.isDirectory()) walk(full)
-      else out[relative(dir, full)] = `${(stat.mode & 0o7777).toString(8)} ${readFileSync(full).toString("base64")}`
-    }
-  }
-  walk(dir)
-  return out
-}
+const snapshot = snapshotTree
 
 const makeRoot = (name: string) => {
   const root = join(scratch, name)

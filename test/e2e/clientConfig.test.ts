@@ -4,10 +4,11 @@
 // config.toml used by the real cargo fetch; helm refused while its proxies are missing or offline
 // and written once they exist; the repositories table with hit ratios from the metrics.
 import { execFile } from "node:child_process"
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
-import { join, relative } from "node:path"
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { promisify } from "node:util"
 import t from "tap"
+import { snapshotTree } from "../support/files.ts"
 import { parse as parseYaml } from "yaml"
 import { buildArchive, makeSigningKey, serveArchive } from "../support/aptArchive.ts"
 import { makeAptClient } from "../support/aptClient.ts"
@@ -57,20 +58,7 @@ const rest = (method: string, path: string, body?: unknown) =>
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
 
-/** every file under dir with its mode and bytes */
-const snapshot = (dir: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  const walk = (path: string) => {
-    for (const name of readdirSync(path).sort()) {
-      const full = join(path, name)
-      const stat = statSync(full)
-      if (stat.isDirectory()) walk(full)
-      else out[relative(dir, full)] = `${(stat.mode & 0o7777).toString(8)} ${readFileSync(full).toString("base64")}`
-    }
-  }
-  walk(dir)
-  return out
-}
+const snapshot = snapshotTree
 
 t.test("apt: --apply on a private root, the real apt-get update and download through larder, --revert byte-identical", async (t) => {
   const root = join(scratch, "host")

@@ -2,10 +2,11 @@
 // --blobstore-quota, every client gets intact bytes, a blob being served is not evicted under it,
 // and a kill -9 in the middle of evicting leaves a store whose index and files agree.
 import { createHash } from "node:crypto"
-import { readdirSync, rmSync, statSync } from "node:fs"
+import { rmSync } from "node:fs"
 import { get } from "node:http"
 import { join } from "node:path"
 import t from "tap"
+import { listTree } from "../support/files.ts"
 import { startAppliance, tempDir, type Appliance } from "../support/appliance.ts"
 import { metricValue, send, sha256 } from "../support/http.ts"
 import { startUpstream } from "../support/upstream.ts"
@@ -42,22 +43,8 @@ const metrics = async (appliance: Appliance) =>
   (await send(appliance.webUrl, "/service/rest/metrics/prometheus", { headers: { authorization: appliance.auth } })).body.toString()
 /** what the blob files on disk hold */
 const onDisk = (dataDir: string) => {
-  const root = join(dataDir, "blobs")
-  let files = 0
-  let bytes = 0
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name)
-      const stat = statSync(path)
-      if (stat.isDirectory()) walk(path)
-      else {
-        files++
-        bytes += stat.size
-      }
-    }
-  }
-  walk(root)
-  return { files, bytes }
+  const files = [...listTree(join(dataDir, "blobs")).values()]
+  return { files: files.length, bytes: files.reduce((sum, stat) => sum + Number(stat.size), 0) }
 }
 /** 8 clients requesting objects in a fixed order; returns how many answers were not the object's bytes */
 const load = async (appliance: Appliance, requests: number, objects = small) => {

@@ -51,7 +51,7 @@ export const makeLru = (): EvictionPolicy => {
 }
 
 /** a binary min-heap of (priority, sequence) with lazy deletion by key */
-class PriorityHeap {
+export class PriorityHeap {
   private readonly heap: Array<{ priority: number; seq: number; key: string }> = []
   private readonly current = new Map<string, number>()
   private seq = 0
