@@ -320,3 +320,25 @@ t.test("index entries with long paths round-trip", async (t) => {
     t.same(index.getEntry("raw", long + "x"), undefined, "a different long path is not")
   }))
 })
+
+t.test("invalidate hands each entry's path to the chooser and drops only the chosen", async (t) => {
+  const dir = tempDir()
+  await run(Effect.gen(function*() {
+    const blobs = yield* BlobStore.make(dir)
+    const index = yield* Index.make(dir)
+    const a = yield* store(blobs, "metadata")
+    const b = yield* store(blobs, "content")
+    yield* promise(() => index.commitEntry("npm", "left-pad", { digest: a.digest, size: a.size, fetchedAt: 1 }))
+    yield* promise(() => index.commitEntry("npm", "left-pad/-/left-pad-1.0.0.tgz", { digest: b.digest, size: b.size, fetchedAt: 1 }))
+    yield* promise(() => index.commitEntry("npm-other", "left-pad", { digest: a.digest, size: a.size, fetchedAt: 1 }))
+    yield* promise(() => index.putNegative("npm", "missing", { status: 404, expiresAt: Date.now() + 60_000 }))
+    const seen: Array<string | undefined> = []
+    const dropped = yield* promise(() => index.invalidate("npm", (path) => (seen.push(path), path !== undefined && !path.endsWith(".tgz"))))
+    t.same(seen.sort(), ["left-pad", "left-pad/-/left-pad-1.0.0.tgz"], "paths as strings, only this repository's")
+    t.equal(dropped, 1)
+    t.equal(index.getEntry("npm", "left-pad"), undefined, "metadata dropped")
+    t.ok(index.getEntry("npm", "left-pad/-/left-pad-1.0.0.tgz"), "content kept")
+    t.ok(index.getEntry("npm-other", "left-pad"), "another repository untouched")
+    t.equal(index.getNegative("npm", "missing"), undefined, "negative entries dropped")
+  }))
+})
