@@ -87,7 +87,7 @@ export const makeApp = (options: AppOptions) =>
         }
         if (path.startsWith("/service/rest/")) return notFoundJson(path)
         if (path === "/" && listener === "web") {
-          const page = yield* Effect.promise(() => renderHome(repositories.list(), metrics, index.stats))
+          const page = yield* Effect.promise(() => renderHome(repositories.list(), metrics, index.stats, index.quotaBytes))
           return HttpServerResponse.html(page)
         }
         if (path === "/") {

@@ -62,6 +62,7 @@ export interface IndexOptions {
 }
 
 export const defaultEvictionPolicy: PolicyName = "s3-fifo"
+const pinLeaseMs = 10 * 60_000
 
 export class Index extends Context.Service<Index, {
   readonly getEntry: (repository: string, path: string) => CacheEntry | undefined
@@ -141,7 +142,14 @@ export class Index extends Context.Service<Index, {
       for (const [digest, record] of known.sort((a, b) => a[1].lastAccess - b[1].lastAccess)) policy.insert(digest, record.size)
       known.length = 0
 
-      const pins = new Map<string, number>()
+      // digest -> readers and when the last one pinned it. A pin only has to cover the gap between
+      // the lookup and opening the file (an open file survives its unlink), so one older than
+      // pinLeaseMs no longer counts: a reply that is never consumed cannot pin a blob forever.
+      const pins = new Map<string, { count: number; at: number }>()
+      const pinned = (digest: string) => {
+        const pin = pins.get(digest)
+        return pin !== undefined && Date.now() - pin.at < pinLeaseMs
+      }
       /**
        * Inside a write transaction: evicts blobs (and every entry naming them) until `incoming`
        * more bytes fit the quota. Returns the evicted digests, whose files go after the commit.
@@ -150,7 +158,7 @@ export class Index extends Context.Service<Index, {
         const evicted: Array<string> = []
         if (quota === undefined) return evicted
         while (stats.bytes + incoming > quota) {
-          const victim = policy.victim((digest) => digest === keep || pins.has(digest))
+          const victim = policy.victim((digest) => digest === keep || pinned(digest))
           if (victim === undefined) break
           const record = blobs.get(victim)
           for (const { key } of refs.getRange(refRange(victim))) {
@@ -340,11 +348,11 @@ export class Index extends Context.Service<Index, {
           return { droppedEntries }
         },
         hasBlobRecord: (digest) => blobs.doesExist(digest),
-        pin: (digest) => void pins.set(digest, (pins.get(digest) ?? 0) + 1),
+        pin: (digest) => void pins.set(digest, { count: (pins.get(digest)?.count ?? 0) + 1, at: Date.now() }),
         unpin: (digest) => {
-          const count = pins.get(digest) ?? 0
-          if (count <= 1) pins.delete(digest)
-          else pins.set(digest, count - 1)
+          const pin = pins.get(digest)
+          if (pin === undefined || pin.count <= 1) pins.delete(digest)
+          else pin.count--
         },
         quotaBytes: quota,
         flush: async () => {

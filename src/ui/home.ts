@@ -22,7 +22,8 @@ const formatBytes = (bytes: number) => {
 export const renderHome = async (
   repositories: ReadonlyArray<Repository>,
   metrics: Metrics["Service"],
-  stats: { readonly blobs: number; readonly bytes: number }
+  stats: { readonly blobs: number; readonly bytes: number; readonly evictions: number; readonly evictedBytes: number },
+  quotaBytes?: number | undefined
 ): Promise<string> => {
   const counts = new Map<string, Record<string, number>>()
   for (const sample of (await metrics.cacheRequests.get()).values) {
@@ -53,7 +54,13 @@ table{border-collapse:collapse}td,th{padding:.3rem .6rem;border-bottom:1px solid
 td.n{text-align:right;font-variant-numeric:tabular-nums}meter{width:6rem}
 </style></head><body>
 <h1>larder</h1>
-<p>Blob store: <strong>${stats.blobs}</strong> blobs, <strong>${formatBytes(stats.bytes)}</strong>.
+<p>Blob store: <strong>${stats.blobs}</strong> blobs, <strong>${formatBytes(stats.bytes)}</strong>${
+    quotaBytes === undefined
+      ? " (no quota)"
+      : ` of a <strong>${formatBytes(quotaBytes)}</strong> quota <meter min="0" max="1" value="${Math.min(1, stats.bytes / quotaBytes).toFixed(3)}"></meter> ${
+        ((stats.bytes / quotaBytes) * 100).toFixed(1)
+      }%; ${stats.evictions} evicted since start (${formatBytes(stats.evictedBytes)})`
+  }.
 Pull through <code>/repository/&lt;name&gt;/</code>; metrics at <code>/service/rest/metrics/prometheus</code>.</p>
 <table>
 <thead><tr><th>repository</th><th>format</th><th>state</th><th>upstream</th>

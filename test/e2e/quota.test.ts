@@ -86,6 +86,8 @@ t.test("concurrent fetches never take the store over its quota; every body is in
   t.ok(metricValue(text, "larder_blobstore_evicted_bytes_total") > 0)
   t.ok(peak <= 2 * MiB + largest, `peak ${peak} bytes ≤ quota + one object (${2 * MiB + largest})`)
   t.ok(peak <= 2 * MiB, `in fact within the quota: eviction runs before a blob is counted (${peak})`)
+  const page = (await send(appliance.webUrl, "/", { headers: { authorization: appliance.auth } })).body.toString()
+  t.match(page, /of a <strong>2\.0 MiB<\/strong> quota <meter [^>]*><\/meter> \d+\.\d%; \d+ evicted since start/, "the web UI shows the quota, its use and the evictions")
   await new Promise((resolve) => setTimeout(resolve, 200))
   const disk = onDisk(appliance.dataDir)
   t.same(disk, { files: metricValue(text, "larder_blobstore_blobs"), bytes: metricValue(text, "larder_blobstore_bytes") }, "the files on disk are what the index counts")
