@@ -120,7 +120,7 @@ export class Index extends Context.Service<Index, {
         // an index written before reverse references existed
         yield* Effect.promise(() =>
           root.transaction(() => {
-            for (const { key, value } of entries.getRange()) refs.put(refKey(value.digest, key), 1)
+            for (const { key, value } of entries.getRange()) refs.put(refKey(value.digest, keyText(key)), 1)
           })
         )
       }
@@ -163,9 +163,11 @@ export class Index extends Context.Service<Index, {
           const record = blobs.get(victim)
           for (const { key } of refs.getRange(refRange(victim))) {
             const entryKeyOfRef = keyText(key).slice(victim.length + 1)
-            entries.remove(entryKeyOfRef)
-            entryCache.delete(entryKeyOfRef)
-            refs.remove(key)
+            if (entries.get(entryKeyOfRef)?.digest === victim) {
+              entries.remove(entryKeyOfRef)
+              entryCache.delete(entryKeyOfRef)
+            }
+            refs.remove(keyText(key))
           }
           if (record !== undefined) {
             blobs.remove(victim)
@@ -186,6 +188,15 @@ export class Index extends Context.Service<Index, {
         const record = blobs.get(digest)
         if (record === undefined) return
         blobs.put(digest, { ...record, refs: Math.max(0, record.refs - 1), lastAccess: now })
+      }
+
+      /** removes an entry read from a range (whose key may come back as an array) with its reference */
+      const dropEntry = (key: unknown, digest: string, now: number) => {
+        const text = keyText(key)
+        entries.remove(text)
+        entryCache.delete(text)
+        refs.remove(refKey(digest, text))
+        release(digest, now)
       }
 
       // Access times are advisory (eviction input), so they are gathered and written once a second.
@@ -293,10 +304,7 @@ export class Index extends Context.Service<Index, {
             for (const { key, value } of entries.getRange(range)) {
               const path = keyText(key).slice(prefix.length)
               if (!drop(path.startsWith("\u0001") ? undefined : path)) continue
-              entries.remove(key)
-              entryCache.delete(key)
-              refs.remove(refKey(value.digest, key))
-              release(value.digest, now)
+              dropEntry(key, value.digest, now)
               dropped++
             }
             for (const { key } of negatives.getRange(range)) negatives.remove(key)
@@ -309,10 +317,7 @@ export class Index extends Context.Service<Index, {
             const now = Date.now()
             let dropped = 0
             for (const { key, value } of entries.getRange(range)) {
-              entries.remove(key)
-              entryCache.delete(key)
-              refs.remove(refKey(value.digest, key))
-              release(value.digest, now)
+              dropEntry(key, value.digest, now)
               dropped++
             }
             for (const { key } of negatives.getRange(range)) negatives.remove(key)
@@ -331,9 +336,10 @@ export class Index extends Context.Service<Index, {
           await root.transaction(() => {
             for (const { key, value } of entries.getRange()) {
               if (!missing.has(value.digest)) continue
-              entries.remove(key)
-              entryCache.delete(key)
-              refs.remove(refKey(value.digest, key))
+              const text = keyText(key)
+              entries.remove(text)
+              entryCache.delete(text)
+              refs.remove(refKey(value.digest, text))
               droppedEntries++
             }
             for (const digest of missing) {

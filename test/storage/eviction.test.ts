@@ -138,3 +138,23 @@ t.test("the index keeps the quota at every commit: whole blobs with all their en
     t.same({ blobs: index.stats.blobs, bytes: index.stats.bytes }, { blobs: 1, bytes: 100 })
   }))
 })
+
+t.test("an entry dropped and fetched again is not taken by the eviction of its old blob", async (t) => {
+  const dir = tempDir()
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  await run(Effect.gen(function*() {
+    const blobs = yield* BlobStore.make(dir)
+    const index = yield* Index.make(dir, { quotaBytes: 1000, policy: "lru", removeBlob: blobs.remove })
+    const commit = (path: string, blob: { digest: string; size: number }, at: number) =>
+      Effect.promise(() => index.commitEntry("npm", path, { digest: blob.digest, size: blob.size, fetchedAt: at }))
+    const old = yield* store(blobs, 400, 1)
+    yield* commit("left-pad", old, 1)
+    yield* Effect.promise(() => index.invalidate("npm", () => true))
+    const fresh = yield* store(blobs, 400, 2)
+    yield* commit("left-pad", fresh, 2)
+    const other = yield* store(blobs, 400, 3)
+    yield* commit("other", other, 3)
+    t.notOk(index.hasBlobRecord(old.digest), "the old blob (no longer referenced) was evicted")
+    t.equal(index.getEntry("npm", "left-pad")?.digest, fresh.digest, "the entry now naming the new blob stays")
+  }))
+})

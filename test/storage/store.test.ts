@@ -332,6 +332,7 @@ t.test("invalidate hands each entry's path to the chooser and drops only the cho
     yield* promise(() => index.commitEntry("npm", "left-pad/-/left-pad-1.0.0.tgz", { digest: b.digest, size: b.size, fetchedAt: 1 }))
     yield* promise(() => index.commitEntry("npm-other", "left-pad", { digest: a.digest, size: a.size, fetchedAt: 1 }))
     yield* promise(() => index.putNegative("npm", "missing", { status: 404, expiresAt: Date.now() + 60_000 }))
+    t.ok(index.getEntry("npm", "left-pad"), "read once, so the decoded-entry cache holds it")
     const seen: Array<string | undefined> = []
     const dropped = yield* promise(() => index.invalidate("npm", (path) => (seen.push(path), path !== undefined && !path.endsWith(".tgz"))))
     t.same(seen.sort(), ["left-pad", "left-pad/-/left-pad-1.0.0.tgz"], "paths as strings, only this repository's")
@@ -340,5 +341,8 @@ t.test("invalidate hands each entry's path to the chooser and drops only the cho
     t.ok(index.getEntry("npm", "left-pad/-/left-pad-1.0.0.tgz"), "content kept")
     t.ok(index.getEntry("npm-other", "left-pad"), "another repository untouched")
     t.equal(index.getNegative("npm", "missing"), undefined, "negative entries dropped")
+    t.ok(index.getEntry("npm-other", "left-pad"), "cached too")
+    yield* promise(() => index.removeRepository("npm-other"))
+    t.equal(index.getEntry("npm-other", "left-pad"), undefined, "a removed repository's entries are gone from the cache as well")
   }))
 })
