@@ -2,17 +2,14 @@
 // resolves and fetches a project's dependencies from a local sparse-registry fixture whose crates
 // download from a second host; a second empty CARGO_HOME is filled from larder alone; a crate
 // that does not match its cksum is refused and not cached; index files are revalidated.
-import { execFile } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { promisify } from "node:util"
 import t from "tap"
 import { startAppliance, tempDir } from "../support/appliance.ts"
-import { serveRegistry } from "../support/cargoRegistry.ts"
+import { runCargo, serveRegistry } from "../support/cargoRegistry.ts"
 import { send, sha256 } from "../support/http.ts"
 import { startUpstream } from "../support/upstream.ts"
 
-const run = promisify(execFile)
 
 const index = await startUpstream()
 const downloads = await startUpstream()
@@ -57,19 +54,7 @@ const cargoHome = (name: string) => {
   ].join("\n"))
   return home
 }
-const cargo = (args: Array<string>, home: string) =>
-  run("cargo", args, {
-    cwd: project,
-    timeout: 180_000,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: join(scratch, "home"),
-      CARGO_HOME: home,
-      CARGO_TARGET_DIR: join(scratch, "target"),
-      RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(process.env.HOME ?? "/root", ".rustup"),
-      CARGO_TERM_COLOR: "never"
-    }
-  })
+const cargo = (args: Array<string>, home: string) => runCargo(args, { project, home, scratch })
 const crateDownloads = () => downloads.requests.filter((r) => r.path.endsWith("/download")).length
 
 t.test("cargo generate-lockfile + fetch through cargo-proxy", async (t) => {

@@ -13,7 +13,7 @@ import { parse as parseYaml } from "yaml"
 import { buildArchive, makeSigningKey, serveArchive } from "../support/aptArchive.ts"
 import { makeAptClient } from "../support/aptClient.ts"
 import { nodeBinary, nodeFlags, startAppliance, tempDir } from "../support/appliance.ts"
-import { serveRegistry } from "../support/cargoRegistry.ts"
+import { runCargo, serveRegistry } from "../support/cargoRegistry.ts"
 import { metricValue, send } from "../support/http.ts"
 import { startUpstream } from "../support/upstream.ts"
 
@@ -115,20 +115,7 @@ t.test("cargo: the generated config.toml drives the real cargo fetch through car
   mkdirSync(join(project, "src"), { recursive: true })
   writeFileSync(join(project, "Cargo.toml"), `[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\ngamma = "0.3"\n`)
   writeFileSync(join(project, "src", "main.rs"), `fn main() { println!("{}", gamma::gamma()); }\n`)
-  const cargo = (args: Array<string>) =>
-    exec("cargo", args, {
-      cwd: project,
-      timeout: 180_000,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: join(scratch, "home"),
-        CARGO_HOME: home,
-        CARGO_TARGET_DIR: join(scratch, "target"),
-        RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(process.env.HOME ?? "/root", ".rustup"),
-        CARGO_TERM_COLOR: "never",
-        CARGO_NET_RETRY: "0"
-      }
-    })
+  const cargo = (args: Array<string>) => runCargo(args, { project, home, scratch })
   await cargo(["generate-lockfile"])
   t.match(readFileSync(join(project, "Cargo.lock"), "utf8"), /name = "gamma"\nversion = "0.3.0"\nsource = "registry\+https:\/\/github.com\/rust-lang\/crates.io-index"/, "resolved as crates-io, replaced by larder")
   await cargo(["fetch"])

@@ -90,3 +90,19 @@ export const serveRegistry = async (
   }
   return archives
 }
+
+/** the real cargo in `project` with its own CARGO_HOME, HOME and target dir below `scratch` */
+export const runCargo = (args: ReadonlyArray<string>, options: { readonly project: string; readonly home: string; readonly scratch: string }) =>
+  promisify(execFile)("cargo", [...args], {
+    cwd: options.project,
+    timeout: 180_000,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: join(options.scratch, "home"),
+      CARGO_HOME: options.home,
+      CARGO_TARGET_DIR: join(options.scratch, "target"),
+      RUSTUP_HOME: process.env.RUSTUP_HOME ?? join(process.env.HOME ?? "/root", ".rustup"),
+      CARGO_TERM_COLOR: "never",
+      CARGO_NET_RETRY: "0"
+    }
+  })
