@@ -20,9 +20,18 @@ import { parseByteSize } from "./config/byteSize.ts"
 import { repairStore } from "../src/storage/repair.ts"
 import { clientConfigCommand } from "./cli/clientConfigCommand.ts"
 import { reposCommand } from "./cli/reposCommand.ts"
+import { idpCommand } from "./cli/idpCommand.ts"
 import { loadAdminCredentials } from "./config/adminCredentials.ts"
 import { ConfigError, loadRepositories } from "./config/loadRepositories.ts"
 import { mkdirSync } from "node:fs"
+import { Option } from "effect"
+import { makeGateHandler } from "../src/gate/GateHandler.ts"
+import { makeSessionStore, type GateSession, type PendingLogin } from "../src/gate/sessions.ts"
+import { startIdp } from "../src/idp/Idp.ts"
+import type { IdpStoreValue } from "../src/idp/storeAdapter.ts"
+import type { NodeHandler } from "../src/http/Listeners.ts"
+import { gateConfigFlag, gateFlags, gateSettingsOf, idpFlags } from "./config/ssoFlags.ts"
+import { loadSso } from "./config/sso.ts"
 import { resolve } from "node:path"
 
 const logLevels = ["trace", "debug", "info", "warn", "error"] as const
@@ -94,6 +103,9 @@ export const serveFlags = {
     Config.Literals(policyNames, "LARDER_EVICTION_POLICY"),
     defaultEvictionPolicy
   ),
+  ...idpFlags,
+  gateConfig: gateConfigFlag,
+  ...gateFlags,
   upstreamTimeout: withEnv(
     Flag.Int("upstream-timeout").pipe(Flag.withDescription("Seconds to wait for an upstream's response headers")),
     Config.Int("LARDER_UPSTREAM_TIMEOUT"),
@@ -172,17 +184,76 @@ const serve = (options: ServeOptions) =>
         }
         const checkAdmin = makeBasicAuth(admin.username, admin.password)
         const metricsService = yield* Metrics
+        // the gate and the IdP need the web listener's address (their default URLs), so they are
+        // put in place right after it listens, before larder reports ready
+        const sso: { gate: NodeHandler | undefined; idp: NodeHandler | undefined } = { gate: undefined, idp: undefined }
+        const ssoHandlers: ReadonlyArray<NodeHandler> = [
+          (request, response) => sso.gate?.(request, response) ?? false,
+          (request, response) => sso.idp?.(request, response) ?? false
+        ]
         const listen = (listener: "lan" | "web", port: number, ranges: typeof sourceRanges | undefined) =>
           Effect.gen(function*() {
+            const artifactPath = makeArtifactPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService, trustedProxies })
             return yield* serveListener({
               host: options.listenAddress,
               port,
               app: yield* makeApp({ listener, sourceRanges: ranges, checkAdmin, trustedProxies }),
-              artifactPath: makeArtifactPath({ listener, sourceRanges: ranges, repositories: repositoriesService, metrics: metricsService, trustedProxies })
+              nodeHandlers: listener === "web" ? [artifactPath, ...ssoHandlers] : [artifactPath]
             })
           })
         const lan = yield* listen("lan", options.lanPort, sourceRanges)
         const web = yield* listen("web", options.webPort, undefined)
+
+        const externalUrl = Option.getOrElse(options.externalUrl, () => web).replace(/\/$/, "")
+        const proxyHeaders = Option.getOrUndefined(options.proxyHeaders)
+        if (proxyHeaders !== undefined && !["xforwarded", "edge", "none"].includes(proxyHeaders)) {
+          return yield* new ConfigError({ message: `--proxy-headers: expected xforwarded (or none), got "${proxyHeaders}"` })
+        }
+        if (proxyHeaders === "edge") yield* Effect.logWarning("--proxy-headers edge is deprecated (as in Keycloak 26); it is read as xforwarded")
+        const ssoConfig = yield* Effect.try({
+          try: () =>
+            loadSso({
+              dataDir,
+              externalUrl,
+              realmFiles: Option.match(options.realmFiles, { onNone: () => [], onSome: (files) => files.split(",").map((file) => file.trim()).filter((file) => file !== "") }),
+              admin,
+              gateSettings: gateSettingsOf(options),
+              gateConfigFile: Option.getOrUndefined(options.gateConfig)
+            }),
+          catch: (error) => new ConfigError({ message: (error as Error).message })
+        })
+        for (const note of ssoConfig.notes) yield* Effect.logInfo(note)
+        const index = yield* Index
+        // the handlers run outside any fiber; their lines go through this runtime's logger and level
+        const runLog = Effect.runForkWith(yield* Effect.context<never>())
+        const log = (level: "info" | "warn" | "error", message: string) => {
+          runLog(level === "info" ? Effect.logInfo(message) : level === "warn" ? Effect.logWarning(message) : Effect.logError(message))
+        }
+        const idp = yield* Effect.promise(() =>
+          startIdp({
+            dataDir,
+            externalUrl,
+            realms: ssoConfig.realms,
+            store: index.database<IdpStoreValue>("idp"),
+            trustForwarded: proxyHeaders === "xforwarded" || proxyHeaders === "edge",
+            trustedProxies,
+            log
+          })
+        )
+        sso.idp = idp.handler
+        yield* Effect.logInfo(`identity provider: ${idp.runtimes.map((runtime) => runtime.issuer).join(", ")}`)
+        if (ssoConfig.gate !== undefined) {
+          const gate = makeGateHandler({
+            options: ssoConfig.gate,
+            store: makeSessionStore(index.database<GateSession>("gate-session"), index.database<PendingLogin>("gate-login")),
+            trustedProxies,
+            log
+          })
+          sso.gate = gate.handler
+          const stop = new AbortController()
+          yield* Effect.addFinalizer(() => Effect.sync(() => stop.abort()))
+          gate.run(stop.signal).catch((error: Error) => log("error", `gate: ${error.message}`))
+        }
         yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} quota=${quotaBytes ?? "none"} eviction=${options.evictionPolicy} admin=${admin.username} (${admin.source})`)
         return yield* Effect.never
       }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)
@@ -196,7 +267,7 @@ const serve = (options: ServeOptions) =>
 
 export const larder = Command.make("larder", serveFlags, serve).pipe(
   Command.withDescription("Artifact cache, SSO gate and SBOM intake for a small platform team's LAN"),
-  Command.withSubcommands([reposCommand, clientConfigCommand])
+  Command.withSubcommands([reposCommand, clientConfigCommand, idpCommand])
 )
 
 if (import.meta.main) {

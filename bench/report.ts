@@ -88,7 +88,10 @@ peer's turn the bench waits (up to 20 s) until the machine is nearly idle, and n
 never was.
 
 ${body}${sections.notes.length === 0 ? "" : `\n## Notes from this run\n\n${sections.notes.map((n) => `- ${n}`).join("\n")}\n`}`
-  // the hit-rate section belongs to `npm run bench:hitrate`: kept as it is
-  const hitrate = existsSync(file) ? /<!-- hitrate:begin[\s\S]*?<!-- hitrate:end -->\n?/.exec(readFileSync(file, "utf8"))?.[0] : undefined
-  writeFileSync(file, hitrate === undefined ? text : `${text.trimEnd()}\n\n${hitrate}`)
+  // the hit-rate and gate sections belong to `npm run bench:hitrate` and `bench:gate`: kept as they are
+  const previous = existsSync(file) ? readFileSync(file, "utf8") : ""
+  const kept = [/<!-- hitrate:begin[\s\S]*?<!-- hitrate:end -->\n?/, /<!-- gate:begin[\s\S]*?<!-- gate:end -->\n?/]
+    .map((pattern) => pattern.exec(previous)?.[0])
+    .filter((block) => block !== undefined)
+  writeFileSync(file, [text.trimEnd(), ...kept.map((block) => block.trimEnd())].join("\n\n") + "\n")
 }

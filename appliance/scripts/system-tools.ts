@@ -20,7 +20,10 @@ const required: Record<string, string> = {
   go: "golang-go",
   cargo: "cargo",
   pip3: "python3-pip",
-  python3: "python3"
+  python3: "python3",
+  // the SSO gate's tests: nginx with auth_request in front, a real browser signing in
+  nginx: "nginx",
+  chromium: "chromium"
 }
 
 const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0

@@ -1,11 +1,13 @@
 // The HTTP engine behind one module: node:http served through @effect/platform-node. A faster
 // engine can replace this file without touching the handlers.
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 // subpath imports: the package index loads every platform module (HTTP client, Redis, cluster ...)
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Schema } from "effect"
-import type { ArtifactPath } from "./artifactPath.ts"
+
+/** answers a request on node's request/response and returns true, or returns false to pass it on */
+export type NodeHandler = (request: IncomingMessage, response: ServerResponse) => boolean
 
 export class ListenError extends Schema.TaggedError<ListenError>()("ListenError", { message: Schema.String }) {}
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -17,16 +19,18 @@ export const serveListener = <E, R>(options: {
   readonly host: string
   readonly port: number
   readonly app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-  readonly artifactPath?: ArtifactPath
+  /** tried in order before the Effect handler (the artifact path, the gate, the IdP) */
+  readonly nodeHandlers?: ReadonlyArray<NodeHandler>
 }) =>
   Effect.gen(function*() {
     const scope = yield* Effect.scope
     const handler = yield* NodeHttpServer.makeHandler(options.app, { scope })
-    const artifactPath = options.artifactPath
+    const nodeHandlers = options.nodeHandlers ?? []
     const server = createServer(
       { maxHeaderSize: maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: 65_000 },
-      artifactPath === undefined ? handler : (request, response) => {
-        if (!artifactPath(request, response)) handler(request, response)
+      nodeHandlers.length === 0 ? handler : (request, response) => {
+        for (const nodeHandler of nodeHandlers) if (nodeHandler(request, response)) return
+        handler(request, response)
       }
     )
     yield* Effect.acquireRelease(

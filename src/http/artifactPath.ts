@@ -10,9 +10,9 @@ import { counterChildren, type Metrics } from "../admin/Metrics.ts"
 import { parseArtifactUrl } from "../protocols/path.ts"
 import { writeReply } from "./render.ts"
 import { publicOrigin, repositoryBase } from "./publicBase.ts"
+import type { NodeHandler } from "./Listeners.ts"
 import type { SourceRanges } from "./SourceRanges.ts"
 
-export type ArtifactPath = (request: IncomingMessage, response: ServerResponse) => boolean
 
 export const makeArtifactPath = (options: {
   readonly listener: string
@@ -21,7 +21,7 @@ export const makeArtifactPath = (options: {
   readonly metrics: Metrics["Service"]
   /** proxies whose X-Forwarded-Host/-Proto are believed */
   readonly trustedProxies: SourceRanges | undefined
-}): ArtifactPath => {
+}): NodeHandler => {
   const { listener, sourceRanges, repositories, metrics, trustedProxies } = options
   const parseOptions = { allowEncodedSlash: (name: string) => repositories.get(name)?.format === "npm" }
   const duration = metrics.httpDuration.labels(listener)

@@ -100,11 +100,13 @@ export class Index extends Context.Service<Index, {
   readonly unpin: (digest: string) => void
   readonly quotaBytes: number | undefined
   readonly flush: () => Promise<void>
+  /** a named database of the same environment, for features that keep state (gate sessions, IdP) */
+  readonly database: <V>(name: string) => Database<V, string>
 }>()("larder/storage/Index") {
   static readonly make = (dataDir: string, options: IndexOptions = {}) =>
     Effect.gen(function*() {
       const root: RootDatabase = yield* Effect.acquireRelease(
-        Effect.sync(() => open({ path: join(dataDir, "index.lmdb"), compression: false, maxDbs: 16 })),
+        Effect.sync(() => open({ path: join(dataDir, "index.lmdb"), compression: false, maxDbs: 32 })),
         (db) => Effect.promise(() => db.close())
       )
       const entries: Database<CacheEntry, string> = root.openDB({ name: "entry" })
@@ -361,6 +363,7 @@ export class Index extends Context.Service<Index, {
           else pin.count--
         },
         quotaBytes: quota,
+        database: <V>(name: string): Database<V, string> => root.openDB({ name: `feature/${name}` }),
         flush: async () => {
           await flushTouches()
           await root.flushed

@@ -15,6 +15,8 @@ export interface ApplianceOptions {
   readonly env?: Record<string, string>
   readonly username?: string
   readonly password?: string
+  /** a fixed web port (when URLs such as the IdP's issuer must be known before start); default: any free port */
+  readonly webPort?: number
 }
 
 export interface Appliance {
@@ -57,7 +59,7 @@ export const startAppliance = async (options: ApplianceOptions = {}): Promise<Ap
   const dataDir = options.dataDir ?? tempDir()
   const username = options.username ?? "admin"
   const password = options.password ?? "test-password"
-  const args = ["--data-dir", dataDir, "--lan-port", "0", "--web-port", "0", "--log-level", "info"]
+  const args = ["--data-dir", dataDir, "--lan-port", "0", "--web-port", String(options.webPort ?? 0), "--log-level", "info"]
   if (options.repositories !== undefined) {
     const file = join(tempDir("larder-repos-"), "repositories.json")
     writeFileSync(file, JSON.stringify(options.repositories))

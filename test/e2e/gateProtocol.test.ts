@@ -1,0 +1,172 @@
+// The gate's protocol against real providers, without a browser: sign-in, /oauth2/auth, tampered
+// cookies, server-side sign-out (acceptance 5), an issuer that differs from the tokens' and a
+// client without the audience mapper (acceptance 3), and a second, separately configured provider
+// reached only through its discovery URL (acceptance 7).
+import t from "tap"
+import { startAppliance, type Appliance } from "../support/appliance.ts"
+import { makeBrowserless } from "../support/browserless.ts"
+import { waitForGate } from "../support/gateStack.ts"
+import { freePort } from "../support/ports.ts"
+import { gateSecret, testRealm, writeRealmFile } from "../support/realm.ts"
+
+const ports = { idp: 0, external: 0, mismatch: 0, noAudience: 0, slash: 0 }
+let idp: Appliance
+let issuer: string
+
+const gateArgs = (extra: ReadonlyArray<string>) => [
+  "--client-secret", gateSecret,
+  "--cookie-secure=false",
+  "--set-xauthrequest",
+  ...extra
+]
+
+t.before(async () => {
+  for (const name of Object.keys(ports) as Array<keyof typeof ports>) ports[name] = await freePort()
+  const callbacks = Object.values(ports).map((port) => `http://127.0.0.1:${port}/oauth2/callback`)
+  issuer = `http://127.0.0.1:${ports.idp}/auth/realms/apps`
+  idp = await startAppliance({
+    webPort: ports.idp,
+    args: [
+      ...gateArgs(["--client-id", "gate", "--oidc-issuer-url", issuer]),
+      "--external-url", `http://127.0.0.1:${ports.idp}`,
+      "--idp-realm-file", writeRealmFile(testRealm({ gateRedirects: callbacks }))
+    ]
+  })
+  await waitForGate(idp.webUrl)
+})
+t.teardown(() => idp?.stop())
+
+/** signs in through the gate at `gateUrl`; returns the client and the last answer */
+const signIn = async (gateUrl: string, username = "alice", password = `${username}-password`) => {
+  const browser = makeBrowserless()
+  const toLogin = await browser.follow(`${gateUrl}/oauth2/start?rd=${encodeURIComponent("/after-login")}`)
+  const loginPage = toLogin.at(-1)!
+  const hops = await browser.submitLogin(loginPage, username, password)
+  return { browser, loginPage, hops, last: hops.at(-1)! }
+}
+
+t.test("sign-in, /oauth2/auth, tampered cookies and server-side sign-out", async (t) => {
+  const gate = idp.webUrl
+  const anonymous = await fetch(`${gate}/oauth2/auth`)
+  t.equal(anonymous.status, 401, "no cookie: 401")
+
+  const { browser, hops } = await signIn(gate)
+  const callback = hops.find((hop) => hop.url.includes("/oauth2/callback"))
+  t.equal(callback?.status, 302, "the callback redirects")
+  t.equal(callback?.headers.location, "/after-login", "to the rd it was given")
+  const setCookie = String(callback?.headers["set-cookie"])
+  t.match(setCookie, /_oauth2_proxy=[\w-]+\.[\w-]+; Path=\/; Max-Age=604800; HttpOnly; SameSite=Lax/)
+  t.ok(setCookie.length < 400, `small Set-Cookie (${setCookie.length} bytes) whatever the token size`)
+
+  const auth = await browser.send(`${gate}/oauth2/auth`)
+  t.equal(auth.status, 200)
+  t.equal(auth.headers["x-auth-request-preferred-username"], "alice")
+  t.equal(auth.headers["x-auth-request-email"], "alice@example.test")
+  t.notOk(auth.headers["x-auth-request-access-token"], "no token header without --pass-access-token")
+  const info = JSON.parse((await browser.send(`${gate}/oauth2/userinfo`)).body)
+  t.equal(info.preferredUsername, "alice")
+  t.ok(info.groups.includes("/platform/oncall"))
+
+  t.equal((await browser.send(`${gate}/oauth2/auth?allowed_groups=/nobody`)).status, 403, "allowed_groups narrows per location")
+  t.equal((await browser.send(`${gate}/oauth2/auth?allowed_groups=/nobody,/platform/oncall`)).status, 200)
+
+  const cookie = browser.cookies().find((c) => c.name === "_oauth2_proxy")!
+  const [id, signature] = cookie.value.split(".")
+  const flip = (text: string) => text.slice(0, -1) + (text.endsWith("A") ? "B" : "A")
+  for (const [label, value] of [
+    ["signature changed", `${id}.${flip(signature)}`],
+    ["id changed", `${flip(id)}.${signature}`],
+    ["signature dropped", id],
+    ["signature truncated", `${id}.${signature.slice(1)}`]
+  ] as const) {
+    const response = await fetch(`${gate}/oauth2/auth`, { headers: { cookie: `_oauth2_proxy=${value}` } })
+    t.equal(response.status, 401, `tampered cookie refused: ${label}`)
+  }
+
+  const stolen = `_oauth2_proxy=${cookie.value}`
+  t.equal((await fetch(`${gate}/oauth2/auth`, { headers: { cookie: stolen } })).status, 200, "the cookie works from anywhere while the session lives")
+  const out = await browser.send(`${gate}/oauth2/sign_out?rd=/bye`)
+  t.equal(out.status, 302)
+  t.equal(out.headers.location, "/bye")
+  t.match(String(out.headers["set-cookie"]), /_oauth2_proxy=; Path=\/; Max-Age=0/)
+  t.equal((await fetch(`${gate}/oauth2/auth`, { headers: { cookie: stolen } })).status, 401, "a copy of the cookie is dead after sign-out: the session is gone server-side")
+})
+
+t.test("wrong password and disabled users stay on the login page", async (t) => {
+  const wrong = await signIn(idp.webUrl, "alice", "not-her-password")
+  t.equal(wrong.last.status, 401)
+  t.match(wrong.last.body, /role="alert"[^>]*>Invalid username or password\./)
+  const disabled = await signIn(idp.webUrl, "mallory")
+  t.equal(disabled.last.status, 401)
+  t.match(disabled.last.body, /Account is disabled/)
+  const unknown = await signIn(idp.webUrl, "nobody", "whatever")
+  t.match(unknown.last.body, /Invalid username or password\./, "an unknown user gets the same message as a wrong password")
+})
+
+t.test("the state must come back to the browser that started the sign-in", async (t) => {
+  const attacker = makeBrowserless()
+  const started = await attacker.send(`${idp.webUrl}/oauth2/start?rd=/`)
+  const state = new URL(String(started.headers.location)).searchParams.get("state")
+  const victim = makeBrowserless()
+  const forged = await victim.send(`${idp.webUrl}/oauth2/callback?code=anything&state=${state}`)
+  t.equal(forged.status, 403, "a callback without the matching sign-in cookie is refused")
+  t.match(forged.body, /not started in this browser/)
+})
+
+t.test("a second provider instance, reached only through its discovery URL", async (t) => {
+  const gate = await startAppliance({ webPort: ports.external, args: gateArgs(["--client-id", "gate", "--oidc-issuer-url", issuer]) })
+  t.teardown(() => gate.stop())
+  await waitForGate(gate.webUrl)
+  const { browser, loginPage, last } = await signIn(gate.webUrl)
+  t.ok(loginPage.url.startsWith(`${issuer}/login-actions/authenticate/`), "the login page is the other instance's")
+  t.equal(last.url, `${gate.webUrl}/after-login`)
+  const auth = await browser.send(`${gate.webUrl}/oauth2/auth`)
+  t.equal(auth.status, 200)
+  t.equal(auth.headers["x-auth-request-preferred-username"], "alice")
+})
+
+t.test("an issuer that differs from the tokens' fails sign-in with oauth2-proxy's log line", async (t) => {
+  const configured = `http://localhost:${ports.idp}/auth/realms/apps`
+  const endpoints = `${issuer}/protocol/openid-connect`
+  const gate = await startAppliance({
+    webPort: ports.mismatch,
+    args: gateArgs([
+      "--client-id", "gate",
+      "--oidc-issuer-url", configured,
+      "--skip-oidc-discovery",
+      "--login-url", `${endpoints}/auth`,
+      "--redeem-url", `${endpoints}/token`,
+      "--oidc-jwks-url", `${endpoints}/certs`
+    ])
+  })
+  t.teardown(() => gate.stop())
+  await waitForGate(gate.webUrl)
+  const { hops } = await signIn(gate.webUrl)
+  const callback = hops.find((hop) => hop.url.includes("/oauth2/callback"))
+  t.equal(callback?.status, 403, "sign-in fails")
+  t.notOk(hops.some((hop) => hop.headers["set-cookie"]?.toString().includes("_oauth2_proxy=")), "no session cookie")
+  t.match(gate.output(), `invalid issuer: expected ${configured}, got ${issuer}\n`)
+})
+
+t.test("a discovery document whose issuer differs (a trailing slash counts) stops the gate", async (t) => {
+  const gate = await startAppliance({ webPort: ports.slash, args: gateArgs(["--client-id", "gate", "--oidc-issuer-url", `${issuer}/`]) })
+  t.teardown(() => gate.stop())
+  const deadline = Date.now() + 10_000
+  while (!gate.output().includes("gate stopped") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+  t.match(gate.output(), `invalid issuer: expected ${issuer}/, got ${issuer}\n`)
+  const ready = await fetch(`${gate.webUrl}/ready`)
+  t.equal(ready.status, 503)
+  t.match(await ready.text(), /gate stopped: invalid issuer/)
+  const start = await fetch(`${gate.webUrl}/oauth2/start?rd=/`, { redirect: "manual" })
+  t.equal(start.status, 500, "sign-in does not start")
+})
+
+t.test("a client without the audience mapper fails with the audience message", async (t) => {
+  const gate = await startAppliance({ webPort: ports.noAudience, args: gateArgs(["--client-id", "legacy-gate", "--oidc-issuer-url", issuer]) })
+  t.teardown(() => gate.stop())
+  await waitForGate(gate.webUrl)
+  const { hops } = await signIn(gate.webUrl)
+  const callback = hops.find((hop) => hop.url.includes("/oauth2/callback"))
+  t.equal(callback?.status, 403)
+  t.match(gate.output(), "invalid audience: access token aud [account] does not contain client id legacy-gate (add an audience mapper for legacy-gate to the client)")
+})
