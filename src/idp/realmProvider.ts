@@ -23,8 +23,6 @@ const routes = {
 }
 export const userinfoRoute = routes.userinfo
 
-const accessTokenTtlSeconds = 300
-
 /** a stable subject per realm and username, shaped like Keycloak's user ids */
 export const subjectOf = (realm: string, username: string): string => {
   const hex = createHash("sha256").update(`${realm}\0${username}`).digest("hex")
@@ -115,6 +113,7 @@ const clientMetadata = (client: RealmClient) => {
 
 export const makeRealmProvider = (options: RealmProviderOptions): RealmRuntime => {
   const { realm, issuer } = options
+  const lifespans = realm.lifespans
   const users = new Map(realm.users.map((user) => [user.username, user]))
   const bySubject = new Map(realm.users.map((user) => [subjectOf(realm.realm, user.username), user]))
   const clients = new Map(realm.clients.filter((client) => client.enabled).map((client) => [client.clientId, client]))
@@ -154,7 +153,7 @@ export const makeRealmProvider = (options: RealmProviderOptions): RealmRuntime =
         getResourceServerInfo: (_ctx, _resource, client) => ({
           scope: "openid offline_access profile email",
           audience: audienceOf(client.clientId) as string,
-          accessTokenTTL: accessTokenTtlSeconds,
+          accessTokenTTL: lifespans.accessToken,
           accessTokenFormat: "jwt",
           jwt: { sign: { alg: "RS256" } }
         })
@@ -192,13 +191,13 @@ export const makeRealmProvider = (options: RealmProviderOptions): RealmRuntime =
       ctx.body = errorPage(realm.displayName, out as unknown as Record<string, unknown>)
     },
     ttl: {
-      AccessToken: accessTokenTtlSeconds,
+      AccessToken: lifespans.accessToken,
       AuthorizationCode: 60,
-      IdToken: accessTokenTtlSeconds,
-      RefreshToken: 30 * 60,
+      IdToken: lifespans.accessToken,
+      RefreshToken: lifespans.sessionIdle,
       Interaction: 30 * 60,
-      Session: 10 * 60 * 60,
-      Grant: 10 * 60 * 60
+      Session: lifespans.sessionMax,
+      Grant: lifespans.sessionMax
     },
     // one realm, one canonical issuer: oidc-provider would otherwise print warnings for these defaults
     pkce: { required: (_ctx, client) => client.clientAuthMethod === "none" }

@@ -3,13 +3,14 @@
 // client without the audience mapper (acceptance 3), and a second, separately configured provider
 // reached only through its discovery URL (acceptance 7).
 import t from "tap"
+import { readFileSync } from "node:fs"
 import { startAppliance, type Appliance } from "../support/appliance.ts"
 import { makeBrowserless } from "../support/browserless.ts"
 import { waitForGate } from "../support/gateStack.ts"
 import { freePort } from "../support/ports.ts"
 import { gateSecret, testRealm, writeRealmFile } from "../support/realm.ts"
 
-const ports = { idp: 0, external: 0, mismatch: 0, noAudience: 0, slash: 0 }
+const ports = { idp: 0, external: 0, mismatch: 0, noAudience: 0, slash: 0, redirects: 0 }
 let idp: Appliance
 let issuer: string
 
@@ -169,4 +170,53 @@ t.test("a client without the audience mapper fails with the audience message", a
   const callback = hops.find((hop) => hop.url.includes("/oauth2/callback"))
   t.equal(callback?.status, 403)
   t.match(gate.output(), "invalid audience: access token aud [account] does not contain client id legacy-gate (add an audience mapper for legacy-gate to the client)")
+})
+
+t.test("/oauth2/start refuses every open-redirect payload and lets allowed hosts through", async (t) => {
+  const domains = [".example.test", "exact.example.org", ".ports.example.org:*", "www.whitelisteddomain.tld"]
+  const gate = await startAppliance({
+    webPort: ports.redirects,
+    args: gateArgs(["--client-id", "gate", "--oidc-issuer-url", issuer, "--whitelist-domain", domains.join(",")])
+  })
+  t.teardown(() => gate.stop())
+  await waitForGate(gate.webUrl)
+  const start = (rd: string) => fetch(`${gate.webUrl}/oauth2/start?rd=${encodeURIComponent(rd)}`, { redirect: "manual" })
+
+  // oauth2-proxy's corpus (its test decodes each line as a query value, as a server does)
+  const corpus = readFileSync(new URL("../gate/fixtures/openredirects.txt", import.meta.url), "utf8").split("\n").slice(1)
+    .filter((line) => line !== "")
+    .map((line) => new URLSearchParams(`rd=${line.replace(/&/g, "%26").replace(/#/g, "%23")}`).get("rd")!)
+  let refused = 0
+  const passed: Array<string> = []
+  for (const rd of corpus) {
+    const answer = await start(rd)
+    await answer.arrayBuffer()
+    if (answer.status === 400) refused++
+    else passed.push(`${answer.status} ${JSON.stringify(rd)}`)
+  }
+  t.equal(refused, corpus.length, `all ${corpus.length} payloads of oauth2-proxy's openredirects.txt get 400${passed.length === 0 ? "" : `; passed: ${passed.slice(0, 5).join(", ")}`}`)
+
+  // the advisories' payloads and the issue's list
+  for (const rd of [
+    "/\\evil.com", "/\t/evil.com", "//evil.com/", "\\/evil.com", "https://evil.com", "javascript:alert(1)",
+    "https://app.example.test@evil.com/", "https://evil.com\\@app.example.test/", "/%2F%2Fevil.com", "/%5Cevil.com",
+    " //evil.com", "https://evilexample.test/", "https://evil.com/.example.test", "/a//b", "/a/./b", "/a/../b",
+    "https://exact.example.org.evil.com/", "https://sub.exact.example.org/", "https://app.example.test:8443/x"
+  ]) {
+    const answer = await start(rd)
+    t.equal(answer.status, 400, `refused: ${JSON.stringify(rd)}`)
+    if (rd === "https://evil.com") t.match(await answer.text(), /host evil\.com is not under --whitelist-domain/, "the page says why")
+    else await answer.arrayBuffer()
+  }
+  for (const [rd, note] of [
+    ["https://example.test/", "the bare domain of a leading-dot entry"],
+    ["https://deep.app.example.test/path?q=1", "any subdomain of a leading-dot entry"],
+    ["https://exact.example.org/", "an exact entry"],
+    ["https://a.ports.example.org:9443/", "the :* port wildcard"],
+    ["/dashboard?tab=2", "a relative path"]
+  ] as const) {
+    const answer = await start(rd)
+    t.equal(answer.status, 302, `allowed: ${rd} (${note})`)
+    t.ok(answer.headers.get("location")?.startsWith(`${issuer}/protocol/openid-connect/auth?`), "on to the provider")
+  }
 })
