@@ -7,7 +7,7 @@ import { Config, Effect, Layer, Logger, References } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Repositories } from "../src/actors/Repositories.ts"
 import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/UpstreamClient.ts"
-import { Metrics } from "../src/admin/Metrics.ts"
+import { counterChildren, Metrics } from "../src/admin/Metrics.ts"
 import { makeApp } from "../src/http/app.ts"
 import { makeBasicAuth } from "../src/http/basicAuth.ts"
 import { makeArtifactPath } from "../src/http/artifactPath.ts"
@@ -243,11 +243,14 @@ const serve = (options: ServeOptions) =>
         sso.idp = idp.handler
         yield* Effect.logInfo(`identity provider: ${idp.runtimes.map((runtime) => runtime.issuer).join(", ")}`)
         if (ssoConfig.gate !== undefined) {
+          const authAnswers = counterChildren(metricsService.gateAuth)
           const gate = makeGateHandler({
             options: ssoConfig.gate,
             store: makeSessionStore(index.database<GateSession>("gate-session"), index.database<PendingLogin>("gate-login")),
             trustedProxies,
-            log
+            log,
+            countAuth: (status) => authAnswers(String(status)).inc(),
+            countSignIn: (result) => metricsService.gateSignIns.inc({ result })
           })
           sso.gate = gate.handler
           const stop = new AbortController()

@@ -134,8 +134,22 @@ const makeMetrics = (
     labelNames: ["kind"] as const,
     registers: [registry]
   })
+  const gateAuth = new Counter({
+    name: "larder_gate_auth_total",
+    help: "Answers of the gate's /oauth2/auth (nginx auth_request), by status: 200 let in, 401 no valid session, 403 not in allowed_groups",
+    labelNames: ["status"] as const,
+    registers: [registry]
+  })
+  const gateSignIns = new Counter({
+    name: "larder_gate_sign_ins_total",
+    help: "Gate sign-ins by result: ok, refused (token, audience, issuer, group or email checks), failed (provider unreachable or error)",
+    labelNames: ["result"] as const,
+    registers: [registry]
+  })
   return {
     registry,
+    gateAuth,
+    gateSignIns,
     cacheResult: counterChildren(cacheRequests),
     httpRequests,
     httpDuration,

@@ -30,6 +30,8 @@ export interface GateHandlerOptions {
   readonly log: (level: "info" | "warn" | "error", message: string) => void
   /** counts /oauth2/auth answers by status (metrics) */
   readonly countAuth?: ((status: number) => void) | undefined
+  /** counts sign-ins by result (metrics) */
+  readonly countSignIn?: ((result: "ok" | "refused" | "failed") => void) | undefined
 }
 
 const page = (title: string, message: string, extra = "") =>
@@ -230,6 +232,7 @@ export const makeGateHandler = (deps: GateHandlerOptions) => {
       const identity = identityOf(options, idClaims, accessClaims, profile)
       const refused = refusal(options, identity)
       if (refused !== undefined) {
+        deps.countSignIn?.("refused")
         log("info", `sign-in refused: ${refused}`)
         return sendPage(response, 403, "Access denied", refused, clearCsrf)
       }
@@ -245,11 +248,13 @@ export const makeGateHandler = (deps: GateHandlerOptions) => {
       }
     } catch (failure) {
       const message = (failure as Error).message
+      deps.countSignIn?.(failure instanceof TokenError ? "refused" : "failed")
       log(failure instanceof TokenError ? "error" : "warn", message)
       return sendPage(response, failure instanceof TokenError ? 403 : 502, "Sign-in failed", message, clearCsrf)
     }
     const id = newId()
     await store.put(id, session)
+    deps.countSignIn?.("ok")
     log("info", `signed in: ${session.preferredUsername ?? session.user} (${session.groups.length} groups and roles)`)
     redirectTo(response, pending.redirect, {
       "set-cookie": [cookie(request, options.cookieName, signId(options.cookieSecret, sessionPurpose, id), options.cookieExpireSeconds), clearCsrf["set-cookie"]]

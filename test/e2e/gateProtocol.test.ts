@@ -84,6 +84,11 @@ t.test("sign-in, /oauth2/auth, tampered cookies and server-side sign-out", async
     t.equal(response.status, 401, `tampered cookie refused: ${label}`)
   }
 
+  const metrics = await (await fetch(`${idp.lanUrl}/service/rest/metrics/prometheus`, { headers: { authorization: idp.auth } })).text()
+  t.match(metrics, /larder_gate_auth_total\{status="200"\} [1-9]/, "answers counted by status")
+  t.match(metrics, /larder_gate_auth_total\{status="401"\} [1-9]/)
+  t.match(metrics, /larder_gate_sign_ins_total\{result="ok"\} 1/, "sign-ins counted")
+
   const stolen = `_oauth2_proxy=${cookie.value}`
   t.equal((await fetch(`${gate}/oauth2/auth`, { headers: { cookie: stolen } })).status, 200, "the cookie works from anywhere while the session lives")
   const out = await browser.send(`${gate}/oauth2/sign_out?rd=/bye`)
