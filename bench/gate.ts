@@ -1,10 +1,10 @@
 // `npm run bench:gate`: /oauth2/auth with a valid session cookie (what nginx's auth_request asks
 // for every protected request) against nginx answering a static 200 in the same run, the floor
 // any auth subrequest adds. wrk, 32 connections, keep-alive. Writes its block in bench/RESULTS.md.
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { performance } from "node:perf_hooks"
-import { startAppliance } from "../test/support/appliance.ts"
+import { nodeBinary, startAppliance } from "../test/support/appliance.ts"
 import { makeBrowserless } from "../test/support/browserless.ts"
 import { startNginxWith } from "../test/support/nginx.ts"
 import { freePort } from "../test/support/ports.ts"
@@ -47,6 +47,7 @@ const started = performance.now()
 const tools = findTools()
 if (tools === undefined) process.exit(1)
 const webPort = await freePort()
+const barePort = await freePort()
 const webUrl = `http://127.0.0.1:${webPort}`
 const issuer = `${webUrl}/auth/realms/apps`
 const larder = await startAppliance({
@@ -91,6 +92,12 @@ try {
   await wrkLatency(tools.wrk, `${webUrl}/oauth2/auth`, headers) // warm-up
   const gate = await wrkLatency(tools.wrk, `${webUrl}/oauth2/auth`, headers)
   const floor = await wrkLatency(tools.wrk, `${nginx.url}/`, {})
+  // the engine's own ceiling: node:http answering an empty 200 in a process of its own
+  const bare = spawn(nodeBinary, ["-e", `require("node:http").createServer((q, s) => s.end()).listen(${barePort}, "127.0.0.1", () => console.log("up"))`], { stdio: ["ignore", "pipe", "inherit"] })
+  await new Promise((resolve) => bare.stdout.once("data", resolve))
+  await wrkLatency(tools.wrk, `http://127.0.0.1:${barePort}/`, {})
+  const engine = await wrkLatency(tools.wrk, `http://127.0.0.1:${barePort}/`, {})
+  bare.kill()
   if (gate.non2xx > 0) throw new Error(`${gate.non2xx} answers from /oauth2/auth were not 200`)
 
   const ratio = gate.requestsPerSecond / floor.requestsPerSecond
@@ -108,8 +115,12 @@ subrequest adds.
 |---|---:|---:|---:|
 ${row("larder /oauth2/auth", gate)}
 ${row("nginx static 200", floor)}
+${row("node:http empty 200 (the engine's ceiling)", engine)}
 
 larder / nginx: **${ratio.toFixed(2)}×** the request rate; p99 ${gate.p99Ms.toFixed(2)} ms vs ${floor.p99Ms.toFixed(2)} ms.
+larder / bare node:http: ${(gate.requestsPerSecond / engine.requestsPerSecond).toFixed(2)}× — what the gate's work (cookie, session, headers)
+costs on top of the HTTP engine; the rest of the gap to nginx is node:http itself (the engine sits behind
+src/http/Listeners.ts so a faster one can replace it).
 <!-- gate:end -->
 `
   console.log(block)

@@ -12,7 +12,7 @@ import type { GateOptions } from "./options.ts"
 import { discoverProvider, makeProviderClient, TokenError, type ProviderClient } from "./provider.ts"
 import { checkRedirect } from "./redirect.ts"
 import { makeSessionActor } from "./SessionActor.ts"
-import { newId, readCookie, signId, verifySignedId, type GateSession, type SessionStore } from "./sessions.ts"
+import { boundedCache, newId, readCookie, signId, verifySignedId, type GateSession, type SessionStore } from "./sessions.ts"
 
 const sessionPurpose = "session"
 const csrfPurpose = "csrf"
@@ -129,7 +129,17 @@ export const makeGateHandler = (deps: GateHandlerOptions) => {
   }
   const csrfCookieName = `${options.cookieName}_csrf`
 
-  const sessionId = (request: IncomingMessage) => verifySignedId(options.cookieSecret, sessionPurpose, readCookie(request.headers.cookie, options.cookieName))
+  // an HMAC costs tens of µs; cookie values that verified once are remembered (only genuine ones get in)
+  const verifiedCookies = boundedCache<string>(10_000)
+  const sessionId = (request: IncomingMessage) => {
+    const value = readCookie(request.headers.cookie, options.cookieName)
+    if (value === undefined) return undefined
+    const known = verifiedCookies.get(value)
+    if (known !== undefined) return known
+    const id = verifySignedId(options.cookieSecret, sessionPurpose, value)
+    if (id !== undefined) verifiedCookies.set(value, id)
+    return id
+  }
 
   const origin = (request: IncomingMessage) => publicOrigin(request.headers, request.socket, trustedProxies)
   const redirectUri = (request: IncomingMessage) => options.redirectUrl ?? `${origin(request)}/oauth2/callback`

@@ -57,40 +57,70 @@ export const readCookie = (header: string | undefined, name: string): string | u
   return undefined
 }
 
-export const makeSessionStore = (sessions: Database<GateSession, string>, logins: Database<PendingLogin, string>) => ({
-  get: (id: string): GateSession | undefined => {
-    const session = sessions.get(id)
-    return session !== undefined && session.expiresAt > Date.now() ? session : undefined
-  },
-  put: (id: string, session: GateSession): Promise<boolean> => sessions.put(id, session),
-  remove: (id: string): Promise<boolean> => sessions.remove(id),
-  putLogin: (state: string, login: PendingLogin): Promise<boolean> => logins.put(state, login),
-  /** a pending login is used once: taken and removed */
-  takeLogin: async (state: string): Promise<PendingLogin | undefined> => {
-    const login = logins.get(state)
-    if (login === undefined) return undefined
-    await logins.remove(state)
-    return login.expiresAt > Date.now() ? login : undefined
-  },
-  /** drops expired sessions and logins; returns how many */
-  sweep: async (): Promise<number> => {
-    const now = Date.now()
-    let dropped = 0
-    for (const { key, value } of sessions.getRange()) {
-      if (value.expiresAt <= now) {
-        await sessions.remove(key)
-        dropped++
+/** a Map that forgets its oldest entries beyond `limit` */
+export const boundedCache = <V>(limit: number) => {
+  const entries = new Map<string, V>()
+  return {
+    get: (key: string) => entries.get(key),
+    set: (key: string, value: V) => {
+      if (entries.size >= limit) entries.delete(entries.keys().next().value!)
+      entries.set(key, value)
+    },
+    delete: (key: string) => entries.delete(key)
+  }
+}
+
+const sessionCacheSize = 10_000
+
+export const makeSessionStore = (sessions: Database<GateSession, string>, logins: Database<PendingLogin, string>) => {
+  // decoded sessions: this process is the only writer, and every write below goes through here
+  const cache = boundedCache<GateSession>(sessionCacheSize)
+  return {
+    get: (id: string): GateSession | undefined => {
+      let session = cache.get(id)
+      if (session === undefined) {
+        session = sessions.get(id)
+        if (session !== undefined) cache.set(id, session)
       }
-    }
-    for (const { key, value } of logins.getRange()) {
-      if (value.expiresAt <= now) {
-        await logins.remove(key)
-        dropped++
+      return session !== undefined && session.expiresAt > Date.now() ? session : undefined
+    },
+    put: (id: string, session: GateSession): Promise<boolean> => {
+      cache.set(id, session)
+      return sessions.put(id, session)
+    },
+    remove: (id: string): Promise<boolean> => {
+      cache.delete(id)
+      return sessions.remove(id)
+    },
+    putLogin: (state: string, login: PendingLogin): Promise<boolean> => logins.put(state, login),
+    /** a pending login is used once: taken and removed */
+    takeLogin: async (state: string): Promise<PendingLogin | undefined> => {
+      const login = logins.get(state)
+      if (login === undefined) return undefined
+      await logins.remove(state)
+      return login.expiresAt > Date.now() ? login : undefined
+    },
+    /** drops expired sessions and logins; returns how many */
+    sweep: async (): Promise<number> => {
+      const now = Date.now()
+      let dropped = 0
+      for (const { key, value } of sessions.getRange()) {
+        if (value.expiresAt <= now) {
+          cache.delete(key)
+          await sessions.remove(key)
+          dropped++
+        }
       }
-    }
-    return dropped
-  },
-  count: (): number => sessions.getCount()
-})
+      for (const { key, value } of logins.getRange()) {
+        if (value.expiresAt <= now) {
+          await logins.remove(key)
+          dropped++
+        }
+      }
+      return dropped
+    },
+    count: (): number => sessions.getCount()
+  }
+}
 
 export type SessionStore = ReturnType<typeof makeSessionStore>

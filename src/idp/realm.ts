@@ -167,7 +167,7 @@ export const verifyPassword = (password: string, stored: string): boolean => {
   return timingSafeEqual(derive(password, parsed), parsed.hash)
 }
 
-const dummyHash = parseStoredHash(`scrypt$N=${scryptCost.N},r=${scryptCost.r},p=${scryptCost.p}$${randomBytes(16).toString("base64")}$${randomBytes(scryptKeyLength).toString("base64")}`) as StoredHash
+const dummyHash: StoredHash = { kind: "scrypt", ...scryptCost, salt: randomBytes(16), hash: randomBytes(scryptKeyLength) }
 
 /** the work of a real check with hashPassword's cost, for unknown users: the time taken does not tell which usernames exist */
 export const dummyPasswordCheck = (): void => {
@@ -349,7 +349,7 @@ const readGroups = (root: Fields, roles: RoleTable): ReadonlyMap<string, GroupEn
 // ---- clients ------------------------------------------------------------------------------------
 
 // Keycloak's placeholders for its own URLs, as in the rootUrl of its built-in account and admin consoles
-const keycloakPlaceholder = /^\$\{[A-Za-z]+\}/
+const keycloakPlaceholder = /^\$\{[\w.-]+\}/
 
 /** the redirect URI as larder matches it, or undefined for one relative to Keycloak's own pages */
 const readRedirectUri = (uri: string, path: string, rootUrl: string | undefined): string | undefined => {
@@ -456,9 +456,13 @@ const readClients = (root: Fields): Array<RealmClient> => {
       secret = optionalString(client, "secret", here)
       if (secret === undefined || secret === "") fail(child(here, "secret"), `confidential client ${clientId} needs a secret (or set "publicClient": true)`)
       // the admin console's partial export masks secrets
-      if (/^\*+$/.test(secret!)) fail(child(here, "secret"), `the secret of ${clientId} is masked ("${secret}"), as the admin console exports it; put the real secret here`)
+      if (/^\*+$/.test(secret!)) {
+        fail(child(here, "secret"), `the secret of ${clientId} is masked ("${secret}"), as the admin console exports it; put the real secret here`)
+      }
       const authenticator = optionalString(client, "clientAuthenticatorType", here) ?? "client-secret"
-      if (authenticator !== "client-secret") fail(child(here, "clientAuthenticatorType"), `"${authenticator}" is not supported; confidential clients authenticate with their secret ("client-secret")`)
+      if (authenticator !== "client-secret") {
+        fail(child(here, "clientAuthenticatorType"), `"${authenticator}" is not supported; confidential clients authenticate with their secret ("client-secret")`)
+      }
     }
     const rootUrl = emptyToUndefined(optionalString(client, "rootUrl", here))
     const redirectPath = child(here, "redirectUris")
@@ -554,7 +558,9 @@ const readPassword = (user: Fields, path: string): string | undefined => {
       stored = hashPassword(plain)
     } else if (hashed !== undefined) {
       const problem = parseStoredHash(hashed)
-      if (typeof problem === "string") fail(child(here, "hashedValue"), `not a password hash larder can check (such as hashPassword's "scrypt$N=…,r=…,p=…$salt$hash"): ${problem}`)
+      if (typeof problem === "string") {
+        fail(child(here, "hashedValue"), `not a password hash larder can check (such as hashPassword's "scrypt$N=…,r=…,p=…$salt$hash"): ${problem}`)
+      }
       stored = hashed
     } else if (get(credential, "secretData") !== undefined || get(credential, "credentialData") !== undefined) {
       // Keycloak 11 and later: {"type":"password","secretData":"{\"value\":…,\"salt\":…}","credentialData":"{\"hashIterations\":…,\"algorithm\":…}"}
@@ -648,10 +654,17 @@ const readUsers = (root: Fields, roles: RoleTable, groups: ReadonlyMap<string, G
 
 const firstLine = (message: string) => message.split("\n")[0].replace(/:$/, "")
 
-const parseText = (text: string, prefix: string): unknown => {
+const parseText = (text: string, source: string, prefix: string): unknown => {
   const body = text.replace(/^\uFEFF/, "")
   // logLevel "error": YAML warnings are not printed, errors are thrown
   const yaml = () => parseYaml(body, { logLevel: "error" }) as unknown
+  if (/\.json$/i.test(source)) {
+    try {
+      return JSON.parse(body)
+    } catch (error) {
+      throw new RealmError(`${prefix}: not valid JSON: ${firstLine((error as Error).message)}`)
+    }
+  }
   if (/^\s*[{[]/.test(body)) {
     try {
       return JSON.parse(body)
@@ -705,7 +718,7 @@ const seconds = (root: Fields, key: string, fallback: number): number => {
 /** reads a realm file; `source` names it in error messages */
 export const parseRealm = (text: string, source: string): Realm => {
   const prefix = `realm file ${source}`
-  const document = parseText(text, prefix)
+  const document = parseText(text, source, prefix)
   try {
     return readRealm(document)
   } catch (error) {
