@@ -3,7 +3,7 @@
 // credentials, repairs the store, and serves the LAN and web listeners until stopped.
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Config, Effect, Layer, Logger, References } from "effect"
+import { Config, Effect, Layer, Logger, References, Schedule } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Repositories } from "../src/actors/Repositories.ts"
 import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/UpstreamClient.ts"
@@ -224,6 +224,13 @@ const serve = (options: ServeOptions) =>
         })
         for (const note of ssoConfig.notes) yield* Effect.logInfo(note)
         const index = yield* Index
+        // expired sessions, logins and IdP records are dropped at start and then hourly
+        const sweepEvery = (sweep: () => Promise<number>, what: string) =>
+          Effect.promise(sweep).pipe(
+            Effect.tap((dropped) => dropped > 0 ? Effect.logInfo(`dropped ${dropped} ${what}`) : Effect.void),
+            Effect.repeat(Schedule.spaced("1 hour")),
+            Effect.forkScoped
+          )
         // the handlers run outside any fiber; their lines go through this runtime's logger and level
         const runLog = Effect.runForkWith(yield* Effect.context<never>())
         const log = (level: "info" | "warn" | "error", message: string) => {
@@ -244,9 +251,10 @@ const serve = (options: ServeOptions) =>
         yield* Effect.logInfo(`identity provider: ${idp.runtimes.map((runtime) => runtime.issuer).join(", ")}`)
         if (ssoConfig.gate !== undefined) {
           const authAnswers = counterChildren(metricsService.gateAuth)
+          const gateSessions = makeSessionStore(index.database<GateSession>("gate-session"), index.database<PendingLogin>("gate-login"))
           const gate = makeGateHandler({
             options: ssoConfig.gate,
-            store: makeSessionStore(index.database<GateSession>("gate-session"), index.database<PendingLogin>("gate-login")),
+            store: gateSessions,
             trustedProxies,
             log,
             countAuth: (status) => authAnswers(String(status)).inc(),
@@ -256,7 +264,9 @@ const serve = (options: ServeOptions) =>
           const stop = new AbortController()
           yield* Effect.addFinalizer(() => Effect.sync(() => stop.abort()))
           gate.run(stop.signal).catch((error: Error) => log("error", `gate: ${error.message}`))
+          yield* sweepEvery(() => gateSessions.sweep(), "expired gate sessions and sign-ins")
         }
+        yield* sweepEvery(() => idp.sweep(), "expired identity provider records")
         yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} quota=${quotaBytes ?? "none"} eviction=${options.evictionPolicy} admin=${admin.username} (${admin.source})`)
         return yield* Effect.never
       }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)

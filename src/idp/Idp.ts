@@ -37,7 +37,6 @@ export const issuerOf = (externalUrl: string, realm: string): string => `${exter
 export const startIdp = async (options: IdpOptions) => {
   const { keys } = await loadSigningKeys(options.dataDir)
   const cookieKeys = [generatedSecret(options.dataDir, "idp/cookie-key")]
-  const dropped = await sweepExpired(options.store)
   const runtimes: Array<RealmRuntime> = options.realms.map((realm) =>
     makeRealmProvider({
       realm,
@@ -53,5 +52,5 @@ export const startIdp = async (options: IdpOptions) => {
     runtime.provider.on("server_error", (_ctx: unknown, error: Error) => options.log("warn", `realm ${runtime.realm.realm}: ${error.message}`))
   }
   const handler = makeIdpHandler({ realms: runtimes, signingKeys: keys, trustedProxies: options.trustedProxies, log: options.log })
-  return { handler, runtimes, expiredRecordsDropped: dropped }
+  return { handler, runtimes, sweep: () => sweepExpired(options.store) }
 }
