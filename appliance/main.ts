@@ -32,6 +32,11 @@ import type { IdpStoreValue } from "../src/idp/storeAdapter.ts"
 import type { NodeHandler } from "../src/http/Listeners.ts"
 import { gateConfigFlag, gateFlags, gateSettingsOf, idpFlags } from "./config/ssoFlags.ts"
 import { loadSso } from "./config/sso.ts"
+import { bootstrapSbom, sbomOidcOptions as sbomOidcOptions_, trustExtraCa } from "./config/sbomConfig.ts"
+import { makeSbomStore } from "../src/sbom/store.ts"
+import { makeSbomOidc } from "../src/sbom/oidc.ts"
+import { makeSbomHandler } from "../src/sbom/SbomHandler.ts"
+import { generatedSecret } from "../src/idp/Idp.ts"
 import { resolve } from "node:path"
 
 const logLevels = ["trace", "debug", "info", "warn", "error"] as const
@@ -104,6 +109,11 @@ export const serveFlags = {
     defaultEvictionPolicy
   ),
   ...idpFlags,
+  caFile: Flag.String("ca-file").pipe(
+    Flag.withDescription("PEM file of CAs to trust besides the system's, for the SBOM intake's OIDC discovery (the JVM trust-store dance of Dependency-Track); NODE_EXTRA_CA_CERTS works too"),
+    Flag.withFallbackConfig(Config.String("LARDER_CA_FILE")),
+    Flag.optional
+  ),
   gateConfig: gateConfigFlag,
   ...gateFlags,
   upstreamTimeout: withEnv(
@@ -186,10 +196,11 @@ const serve = (options: ServeOptions) =>
         const metricsService = yield* Metrics
         // the gate and the IdP need the web listener's address (their default URLs), so they are
         // put in place right after it listens, before larder reports ready
-        const sso: { gate: NodeHandler | undefined; idp: NodeHandler | undefined } = { gate: undefined, idp: undefined }
+        const sso: { gate: NodeHandler | undefined; idp: NodeHandler | undefined; sbom: NodeHandler | undefined } = { gate: undefined, idp: undefined, sbom: undefined }
         const ssoHandlers: ReadonlyArray<NodeHandler> = [
           (request, response) => sso.gate?.(request, response) ?? false,
-          (request, response) => sso.idp?.(request, response) ?? false
+          (request, response) => sso.idp?.(request, response) ?? false,
+          (request, response) => sso.sbom?.(request, response) ?? false
         ]
         const listen = (listener: "lan" | "web", port: number, ranges: typeof sourceRanges | undefined) =>
           Effect.gen(function*() {
@@ -267,6 +278,27 @@ const serve = (options: ServeOptions) =>
           yield* sweepEvery(() => gateSessions.sweep(), "expired gate sessions and sign-ins")
         }
         yield* sweepEvery(() => idp.sweep(), "expired identity provider records")
+
+        // the SBOM intake (Dependency-Track's API); its OIDC discovery runs once the listeners are up
+        const caFile = Option.getOrUndefined(options.caFile)
+        const sbomOidcOptions = yield* Effect.try({
+          try: () => {
+            if (caFile !== undefined) trustExtraCa(caFile)
+            return sbomOidcOptions_(process.env, { builtInRealm: Option.isNone(options.realmFiles), externalUrl })
+          },
+          catch: (error: unknown) => new ConfigError({ message: (error as Error).message })
+        })
+        const sbomStore = makeSbomStore(index.database)
+        yield* Effect.promise(() => bootstrapSbom(sbomStore, admin))
+        const sbomOidc = sbomOidcOptions.enabled ? makeSbomOidc(sbomOidcOptions, log) : undefined
+        sso.sbom = makeSbomHandler({
+          store: sbomStore,
+          oidc: sbomOidc,
+          sessionSecret: Buffer.from(generatedSecret(dataDir, "sbom/session-key"), "base64url"),
+          version: "0.1.0",
+          log
+        })
+        if (sbomOidc !== undefined) sbomOidc.discover().catch((error: Error) => log("warn", `SBOM OIDC: ${error.message}`))
         yield* Effect.logInfo(`larder ready lan=${lan} web=${web} data=${dataDir} quota=${quotaBytes ?? "none"} eviction=${options.evictionPolicy} admin=${admin.username} (${admin.source})`)
         return yield* Effect.never
       }).pipe(Effect.provide(Repositories.layer()), Effect.scoped)

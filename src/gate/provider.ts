@@ -15,7 +15,7 @@ export interface ProviderEndpoints {
 export class TokenError extends Error {}
 
 // asymmetric only: `none` and HS* (a public key used as an HMAC secret) are refused
-const allowedAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
+export const allowedAlgorithms = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 const clockToleranceSeconds = 30
 const fetchTimeoutMs = 10_000
 
