@@ -21,6 +21,7 @@ import { repairStore } from "../src/storage/repair.ts"
 import { clientConfigCommand } from "./cli/clientConfigCommand.ts"
 import { reposCommand } from "./cli/reposCommand.ts"
 import { idpCommand } from "./cli/idpCommand.ts"
+import { sbomCommand } from "./cli/sbomCommand.ts"
 import { loadAdminCredentials } from "./config/adminCredentials.ts"
 import { ConfigError, loadRepositories } from "./config/loadRepositories.ts"
 import { mkdirSync } from "node:fs"
@@ -312,7 +313,7 @@ const serve = (options: ServeOptions) =>
 
 export const larder = Command.make("larder", serveFlags, serve).pipe(
   Command.withDescription("Artifact cache, SSO gate and SBOM intake for a small platform team's LAN"),
-  Command.withSubcommands([reposCommand, clientConfigCommand, idpCommand])
+  Command.withSubcommands([reposCommand, clientConfigCommand, idpCommand, sbomCommand])
 )
 
 if (import.meta.main) {

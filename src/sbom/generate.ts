@@ -3,9 +3,10 @@
 // specs name, parses them with the Docker/distribution reference grammar, and writes one `container`
 // component per distinct image with an OCI purl. Output is deterministic: no timestamp or serial
 // number unless asked for, components sorted by purl. No file I/O here.
-import { Enums, Models, Serialize, Spec, Validation } from "@cyclonedx/cyclonedx-library"
+import { Enums, Models, Serialize, Spec } from "@cyclonedx/cyclonedx-library"
 import { PackageURL } from "packageurl-js"
 import { parseAllDocuments } from "yaml"
+import { schemaErrors } from "./bom.ts"
 
 export interface ImageReference {
   readonly registry: string
@@ -299,31 +300,8 @@ export const generateSbom = (images: ReadonlyArray<WorkloadImage>, options: Sbom
   return serializer.serialize(bom, { sortLists: false, space: 2 }) + "\n"
 }
 
-const validators = new Map<string, Validation.JsonStrictValidator>()
-
-/** schema errors for a CycloneDX JSON document ("<path>: <message>"); empty when it is valid */
+/** schema errors of a CycloneDX JSON document, as uploads are checked (src/sbom/bom.ts); empty when valid */
 export const validateSbom = async (json: string, specVersion: string = "1.4"): Promise<ReadonlyArray<string>> => {
-  const version = Object.values(Spec.Version).find((known) => known === specVersion)
-  if (version === undefined) throw new Error(`unknown CycloneDX spec version ${JSON.stringify(specVersion)}`)
-  try {
-    JSON.parse(json)
-  } catch (error) {
-    return [`/: not JSON: ${(error as Error).message}`]
-  }
-  let validator = validators.get(version)
-  if (validator === undefined) {
-    validator = new Validation.JsonStrictValidator(version)
-    validators.set(version, validator)
-  }
-  const errors: unknown = await validator.validate(json)
-  if (errors === null || errors === undefined) return []
-  const list: ReadonlyArray<unknown> = Array.isArray(errors) ? errors : [errors]
-  const messages = list.map((error) => {
-    const { instancePath, message, params } = error as { instancePath?: string; message?: string; params?: Record<string, unknown> }
-    const detail = params?.additionalProperty !== undefined
-      ? ` (${JSON.stringify(params.additionalProperty)})`
-      : params?.allowedValues !== undefined ? ` (${JSON.stringify(params.allowedValues)})` : ""
-    return `${instancePath === undefined || instancePath === "" ? "/" : instancePath}: ${message ?? JSON.stringify(error)}${detail}`
-  })
-  return [...new Set(messages)]
+  if (!(Object.values(Spec.Version) as ReadonlyArray<string>).includes(specVersion)) throw new Error(`unknown CycloneDX spec version ${JSON.stringify(specVersion)}`)
+  return schemaErrors(json, specVersion)
 }

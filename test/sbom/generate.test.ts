@@ -4,6 +4,7 @@
 import t from "tap"
 import { PackageURL } from "packageurl-js"
 import {
+  canonicalImage,
   generateSbom,
   imagePurl,
   imagesOfManifests,
@@ -227,10 +228,10 @@ t.test("parseManifestText: multi-document YAML with empty documents, JSON", asyn
   const documents = parseManifestText(multiDocument, "all.yaml")
   t.equal(documents.length, 3, "empty documents dropped")
   const { images, skipped } = imagesOfManifests(documents)
-  t.same(images.map(({ image, usedBy }) => [imagePurl(image), usedBy]), [
-    ["pkg:oci/redis?repository_url=docker.io%2Fbitnami%2Fredis&tag=latest", ["Deployment/default/web (container app)"]],
-    [`pkg:oci/backup@${sha("f")}?repository_url=localhost%2Fbackup`, ["CronJob/ops/backup (container backup)"]],
-    ["pkg:oci/migrate?repository_url=registry.local%3A5000%2Fteam%2Fmigrate&tag=2", ["Deployment/default/web (init container migrate)"]]
+  t.same(images.map(({ image, usedBy }) => [canonicalImage(image), usedBy]), [
+    ["docker.io/bitnami/redis:latest", ["Deployment/default/web (container app)"]],
+    [`localhost/backup@${sha("f")}`, ["CronJob/ops/backup (container backup)"]],
+    ["registry.local:5000/team/migrate:2", ["Deployment/default/web (init container migrate)"]]
   ])
   t.same(skipped, ["Service/default/web"])
   t.same(parseManifestText(JSON.stringify(kubectlAll, null, 2), "all.json"), [kubectlAll])
@@ -242,7 +243,7 @@ t.test("parseManifestText: multi-document YAML with empty documents, JSON", asyn
 t.test("parseManifestText errors name the source and document", async (t) => {
   t.throws(() => parseManifestText("kind: Pod\n---\nkind: [unclosed\n", "bad.yaml"), { message: /^bad\.yaml: document 2: / })
   t.throws(() => parseManifestText("kind: Pod\nkind: Service\n", "dup.yaml"), { message: /^dup\.yaml: document 1: .*unique/i })
-  t.throws(() => parseManifestText('{"kind": "Pod",}', "bad.json"), { message: /^bad\.json: document 1: invalid JSON: / })
+  t.throws(() => parseManifestText('{"kind": "Pod"', "bad.json"), { message: /^bad\.json: document 1: invalid JSON: / })
 })
 
 const fixture = (): ReadonlyArray<unknown> => [
@@ -336,13 +337,16 @@ t.test("validateSbom reports schema errors", async (t) => {
   const bom = JSON.parse(generateSbom(imagesOfManifests([kubectlAll]).images))
   const wrongType = structuredClone(bom)
   wrongType.components[0].type = "vm"
-  t.match(await validateSbom(JSON.stringify(wrongType)), [/^\/components\/0\/type: must be equal to one of the allowed values/])
+  t.match(await validateSbom(JSON.stringify(wrongType)), [/^\$\.components\[0\]\.type: must be equal to one of the allowed values/])
   const extra = { ...bom, unexpected: true }
-  t.same(await validateSbom(JSON.stringify(extra)), ['/: must NOT have additional properties ("unexpected")'])
+  t.same(await validateSbom(JSON.stringify(extra)), ['$: must NOT have additional properties (unexpected)'])
   const noName = structuredClone(bom)
   delete noName.components[1].name
-  t.match(await validateSbom(JSON.stringify(noName)), [/^\/components\/1: must have required property 'name'/])
-  t.match(await validateSbom("{not json"), [/^\/: not JSON: /])
+  t.match(await validateSbom(JSON.stringify(noName)), [/^\$\.components\[1\]: must have required property 'name'/])
+  const twoWrong = structuredClone(wrongType)
+  delete twoWrong.components[1].name
+  t.equal((await validateSbom(JSON.stringify(twoWrong))).length, 2, "every error is reported, not only the first")
+  t.match(await validateSbom("{not json"), [/^\$: not JSON: /])
   t.same(await validateSbom(JSON.stringify(bom), "1.5"), [], "1.4 output also validates as 1.5")
   await t.rejects(validateSbom(JSON.stringify(bom), "9.9"), { message: /unknown CycloneDX spec version "9.9"/ })
 })

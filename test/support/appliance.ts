@@ -38,20 +38,26 @@ export const nodeBinary = join(root, "node_modules/.bin/node")
 /** as `npm start` runs it (package.json): a small young generation keeps streaming memory flat */
 export const nodeFlags = ["--max-semi-space-size=1"]
 
-/** Runs the appliance to completion (for start-up failures); resolves with exit code and output. */
-export const runAppliance = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  new Promise<{ code: number | null; output: string }>((resolve) => {
+/**
+ * Runs the appliance (or one of its commands) to completion; resolves with the exit code, stdout,
+ * stderr and both interleaved. `input` is written to its stdin.
+ */
+export const runAppliance = (args: ReadonlyArray<string>, env: Record<string, string> = {}, input?: string) =>
+  new Promise<{ code: number | null; output: string; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(nodeBinary, [...nodeFlags, join(root, "appliance/main.ts"), ...args], {
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"]
     })
+    if (input !== undefined) child.stdin!.end(input)
     let output = ""
-    child.stdout.on("data", (chunk) => (output += chunk))
-    child.stderr.on("data", (chunk) => (output += chunk))
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (chunk) => ((output += chunk), (stdout += chunk)))
+    child.stderr!.on("data", (chunk) => ((output += chunk), (stderr += chunk)))
     const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       clearTimeout(timer)
-      resolve({ code, output })
+      resolve({ code, output, stdout, stderr })
     })
   })
 
