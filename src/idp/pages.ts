@@ -18,7 +18,7 @@ pre{white-space:pre-wrap;word-break:break-word}`
 
 const page = (title: string, body: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-  `<title>${escapeHtml(title)}</title><style>${style}</style></head><body><main>${body}</main></body></html>`
+  `<title>${escapeHtml(title)}</title><link rel="icon" href="data:,"><style>${style}</style></head><body><main>${body}</main></body></html>`
 
 export interface LoginPageOptions {
   readonly realmName: string

@@ -20,7 +20,7 @@ const page = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>larder SBOM intake</title>
+<title>larder SBOM intake</title><link rel="icon" href="data:,">
 <style>
 body{font-family:system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d1f23}
 header{background:#1d3557;color:#fff;padding:.8rem 1.5rem;display:flex;justify-content:space-between;align-items:center}
