@@ -228,6 +228,9 @@ export const makeSbomHandler = (options: SbomHandlerOptions): NodeHandler => {
     }
     if (o.teamsProvisioning) {
       // teams follow the groups claim through the OIDC mappings
+      if (!Array.isArray(claims[o.teamsClaim])) {
+        log("warn", `SBOM OIDC: teams provisioning is on but the ID token of ${username} has no ${o.teamsClaim} claim; add a group membership mapper to client ${o.clientId} (or set ALPINE_OIDC_TEAMS_CLAIM)`)
+      }
       const groupNames = new Set(Array.isArray(claims[o.teamsClaim]) ? (claims[o.teamsClaim] as Array<unknown>).map(String) : [])
       const mapped = store.teams().filter((team) => team.mappedOidcGroups.some((uuid) => groupNames.has(store.oidcGroup(uuid)?.name ?? "\u0000")))
       const defaults = o.teamsDefault.map((name) => store.teamByName(name)?.uuid).filter((uuid) => uuid !== undefined)

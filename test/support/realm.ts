@@ -14,6 +14,8 @@ export interface TestRealmOptions {
   readonly webOrigins?: ReadonlyArray<string>
   readonly audienceMapper?: boolean
   readonly manyGroups?: number
+  /** a group-membership mapper on the public client too (teams provisioning reads it) */
+  readonly publicGroupsMapper?: boolean
 }
 
 export const testRealm = (options: TestRealmOptions) => {
@@ -49,7 +51,10 @@ export const testRealm = (options: TestRealmOptions) => {
         name: "Single-page app",
         publicClient: true,
         redirectUris: [...(options.publicRedirects ?? ["http://spa.example.test/callback"])],
-        webOrigins: [...(options.webOrigins ?? ["+"])]
+        webOrigins: [...(options.webOrigins ?? ["+"])],
+        protocolMappers: options.publicGroupsMapper === true
+          ? [{ name: "groups", protocol: "openid-connect", protocolMapper: "oidc-group-membership-mapper", config: { "claim.name": "groups", "full.path": "true", "id.token.claim": "true" } }]
+          : []
       }
     ],
     users: [
