@@ -4,9 +4,10 @@
 // stored. Also the teams/permissions API, multipart uploads and `larder sbom upload`.
 import t from "tap"
 import { execFile } from "node:child_process"
-import { chmodSync, statSync, writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { schemaErrors } from "../../src/sbom/bom.ts"
 import { runAppliance, startAppliance, tempDir, type Appliance } from "../support/appliance.ts"
 
 const run = promisify(execFile)
@@ -171,4 +172,46 @@ t.test("larder sbom upload: the key from a config file (mode 0600 enforced), --w
   const refused = await runAppliance(["sbom", "upload", "--config", config], {}, bom([{ type: "box", name: "x" }]))
   t.equal(refused.code, 1)
   t.match(refused.stderr, /refused the BOM \(400\): Schema validation failed\n {2}\$\.components\[0\]\.type/)
+})
+
+t.test("larder sbom generate: manifests in, a valid CycloneDX 1.4 SBOM out, then uploaded", async (t) => {
+  const manifests = join(dir, "manifests")
+  mkdirSync(join(manifests, "nested"), { recursive: true })
+  writeFileSync(join(manifests, "web.yaml"), `apiVersion: apps/v1
+kind: Deployment
+metadata: { name: web, namespace: shop }
+spec:
+  template:
+    spec:
+      initContainers: [{ name: migrate, image: "registry.local:5000/shop/migrate:2" }]
+      containers: [{ name: app, image: "nginx:1.25" }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: shop }
+`)
+  writeFileSync(join(manifests, "nested", "jobs.json"), JSON.stringify({
+    kind: "List",
+    items: [{ kind: "CronJob", metadata: { name: "backup", namespace: "ops" }, spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: "b", image: "nginx:1.25" }] } } } } } }]
+  }))
+  writeFileSync(join(manifests, "notes.txt"), "not a manifest")
+  const generated = await runAppliance(["sbom", "generate", manifests, "--name", "shop", "--version", "7"])
+  t.equal(generated.code, 0, generated.stderr)
+  t.match(generated.stderr, /^2 distinct images from 2 workloads; 1 other objects skipped\n$/)
+  const sbom = JSON.parse(generated.stdout)
+  t.equal(sbom.specVersion, "1.4")
+  t.same(sbom.components.map((c: { name: string }) => c.name).sort(), ["migrate", "nginx"], "one component per distinct image")
+  t.same(schemaErrors(generated.stdout, "1.4"), [], "valid against the 1.4 schema")
+  const again = await runAppliance(["sbom", "generate", manifests, "--name", "shop", "--version", "7"])
+  t.equal(again.stdout, generated.stdout, "deterministic")
+
+  const { key } = await teamWithKey("gitops", ["BOM_UPLOAD", "PROJECT_CREATION_UPLOAD"])
+  const config = join(dir, "gitops.yaml")
+  writeFileSync(config, `url: ${larder.webUrl}\napiKey: ${key}\nprojectName: shop\nprojectVersion: "7"\n`, { mode: 0o600 })
+  const uploaded = await runAppliance(["sbom", "upload", "--config", config], {}, generated.stdout)
+  t.equal(uploaded.code, 0, uploaded.output)
+  t.equal(uploaded.stderr, "", "no warning for a 0600 config file")
+  const project = (await api("GET", "/api/v1/project/lookup?name=shop&version=7")).body
+  const components = (await api("GET", `/api/v1/component/project/${project.uuid}`)).body
+  t.same(components.map((c: { name: string }) => c.name).sort(), ["migrate", "nginx"])
 })
