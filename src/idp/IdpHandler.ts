@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createLocalJWKSet, jwtVerify, type JWK } from "jose"
 import type { NodeHandler } from "../http/Listeners.ts"
+import { readBodyUpTo } from "../http/requestBody.ts"
 import type { SourceRanges } from "../http/SourceRanges.ts"
 import { loginPage, messagePage } from "./pages.ts"
 import { dummyPasswordCheck, verifyPassword, type RealmUser } from "./realm.ts"
@@ -13,22 +14,8 @@ import { accountClaims, loginActionsPath, originAllowed, realmPath, subjectOf, u
 
 const maxFormBytes = 8 * 1024
 
-const readForm = (request: IncomingMessage): Promise<URLSearchParams> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxFormBytes) {
-        reject(new Error(`form larger than ${maxFormBytes} bytes`))
-        request.destroy()
-        return
-      }
-      chunks.push(chunk)
-    })
-    request.on("end", () => resolve(new URLSearchParams(Buffer.concat(chunks).toString("utf8"))))
-    request.on("error", reject)
-  })
+const readForm = async (request: IncomingMessage): Promise<URLSearchParams> =>
+  new URLSearchParams((await readBodyUpTo(request, maxFormBytes, () => new Error(`form larger than ${maxFormBytes} bytes`))).toString("utf8"))
 
 const send = (response: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}) => {
   response.writeHead(status, {

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { randomUUID } from "node:crypto"
 import { jwtVerify, SignJWT } from "jose"
 import type { NodeHandler } from "../http/Listeners.ts"
+import { readBodyUpTo } from "../http/requestBody.ts"
 import { dummyPasswordCheck, verifyPassword } from "../idp/realm.ts"
 import { checkBom } from "./bom.ts"
 import { OidcLoginError, type SbomOidc } from "./oidc.ts"
@@ -43,21 +44,7 @@ const plain = (response: ServerResponse, status: number, text: string) => {
 }
 
 const readBody = (request: IncomingMessage): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    let size = 0
-    request.on("data", (chunk: Buffer) => {
-      size += chunk.length
-      if (size > maxBodyBytes) {
-        reject(new HttpError(413, "Payload Too Large", `request bodies are limited to ${maxBodyBytes / 1024 / 1024} MiB`))
-        request.destroy()
-        return
-      }
-      chunks.push(chunk)
-    })
-    request.on("end", () => resolve(Buffer.concat(chunks)))
-    request.on("error", reject)
-  })
+  readBodyUpTo(request, maxBodyBytes, () => new HttpError(413, "Payload Too Large", `request bodies are limited to ${maxBodyBytes / 1024 / 1024} MiB`))
 
 const readJson = async (request: IncomingMessage): Promise<Record<string, unknown>> => {
   const body = await readBody(request)
