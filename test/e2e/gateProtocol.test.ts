@@ -3,8 +3,9 @@
 // client without the audience mapper (acceptance 3), and a second, separately configured provider
 // reached only through its discovery URL (acceptance 7).
 import t from "tap"
-import { readFileSync } from "node:fs"
-import { startAppliance, type Appliance } from "../support/appliance.ts"
+import { readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { startAppliance, tempDir, type Appliance } from "../support/appliance.ts"
 import { makeBrowserless } from "../support/browserless.ts"
 import { waitForGate } from "../support/gateStack.ts"
 import { freePort } from "../support/ports.ts"
@@ -119,8 +120,17 @@ t.test("the state must come back to the browser that started the sign-in", async
   t.match(forged.body, /not started in this browser/)
 })
 
-t.test("a second provider instance, reached only through its discovery URL", async (t) => {
-  const gate = await startAppliance({ webPort: ports.external, args: gateArgs(["--client-id", "gate", "--oidc-issuer-url", issuer]) })
+t.test("a second provider instance, reached only through its discovery URL (configured through OAUTH2_PROXY_*)", async (t) => {
+  const gate = await startAppliance({
+    webPort: ports.external,
+    env: {
+      OAUTH2_PROXY_CLIENT_ID: "gate",
+      OAUTH2_PROXY_CLIENT_SECRET: gateSecret,
+      OAUTH2_PROXY_OIDC_ISSUER_URL: issuer,
+      OAUTH2_PROXY_COOKIE_SECURE: "false",
+      OAUTH2_PROXY_SET_XAUTHREQUEST: "true"
+    }
+  })
   t.teardown(() => gate.stop())
   await waitForGate(gate.webUrl)
   const { browser, loginPage, last } = await signIn(gate.webUrl)
@@ -167,8 +177,10 @@ t.test("a discovery document whose issuer differs (a trailing slash counts) stop
   t.equal(start.status, 500, "sign-in does not start")
 })
 
-t.test("a client without the audience mapper fails with the audience message", async (t) => {
-  const gate = await startAppliance({ webPort: ports.noAudience, args: gateArgs(["--client-id", "legacy-gate", "--oidc-issuer-url", issuer]) })
+t.test("a client without the audience mapper fails with the audience message (configured by oauth2-proxy's TOML file)", async (t) => {
+  const config = join(tempDir(), "oauth2-proxy.cfg")
+  writeFileSync(config, `provider = "keycloak-oidc"\nclient_id = "legacy-gate"\nclient_secret = "${gateSecret}"\noidc_issuer_url = "${issuer}"\ncookie_secure = false\n`)
+  const gate = await startAppliance({ webPort: ports.noAudience, args: ["--gate-config", config] })
   t.teardown(() => gate.stop())
   await waitForGate(gate.webUrl)
   const { hops } = await signIn(gate.webUrl)

@@ -18,7 +18,7 @@ t.test("refresh before expiry, restart, and the end of a session the provider re
   const args = [
     "--external-url", external, "--idp-realm-file", realmFile,
     "--client-id", "gate", "--client-secret", gateSecret, "--oidc-issuer-url", `${external}/auth/realms/apps`,
-    "--cookie-secure=false", "--set-xauthrequest", "--pass-access-token"
+    "--set-xauthrequest", "--pass-access-token"
   ]
   let larder: Appliance = await startAppliance({ webPort: port, args })
   t.teardown(() => larder.stop())
@@ -26,7 +26,9 @@ t.test("refresh before expiry, restart, and the end of a session the provider re
 
   const browser = makeBrowserless()
   const login = await browser.follow(`${larder.webUrl}/oauth2/start?rd=/`)
-  await browser.submitLogin(login.at(-1)!, "alice", "alice-password")
+  const hops = await browser.submitLogin(login.at(-1)!, "alice", "alice-password")
+  const callback = hops.find((hop) => hop.url.includes("/oauth2/callback"))
+  t.match(String(callback?.headers["set-cookie"]), /_oauth2_proxy=[^;]+; Path=\/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax/, "cookie-secure defaults to true, as in oauth2-proxy")
   const token = async () => {
     const answer = await browser.send(`${larder.webUrl}/oauth2/auth`)
     t.equal(answer.status, 200)
