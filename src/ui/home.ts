@@ -62,6 +62,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}meter{width:6rem}
       }%; ${stats.evictions} evicted since start (${formatBytes(stats.evictedBytes)})`
   }.
 Pull through <code>/repository/&lt;name&gt;/</code>; metrics at <code>/service/rest/metrics/prometheus</code>.</p>
+<p>Also on this listener: the <a href="/sbom/">SBOM intake</a> (Dependency-Track's <code>/api/v1</code>), the identity
+provider's realms under <code>/auth/realms/</code>, and the SSO gate under <code>/oauth2/</code> (<a href="/ready">ready?</a>).</p>
 <table>
 <thead><tr><th>repository</th><th>format</th><th>state</th><th>upstream</th>
 ${cacheResults.map((result) => `<th>${result}</th>`).join("")}<th>served without upstream</th></tr></thead>
