@@ -106,6 +106,8 @@ export const makeGateHandler = (deps: GateHandlerOptions) => {
   let state: GateState = { kind: "starting", reason: "identity provider discovery has not run yet" }
   const actor = makeSessionActor({ options, store, client: () => (state.kind === "ready" ? state.client : undefined), log })
   const trimmedLogged = new Set<string>()
+  // a session's headers are built once: sessions are immutable values, replaced on refresh
+  const answers = new WeakMap<GateSession, ReturnType<typeof identityHeaders>>()
 
   const cookieDomain = (host: string | undefined): string | undefined => {
     const hostname = (host ?? "").replace(/:\d+$/, "").toLowerCase()
@@ -159,7 +161,12 @@ export const makeGateHandler = (deps: GateHandlerOptions) => {
       deps.countAuth?.(403)
       return sendText(response, 403, "Forbidden: not in any of allowed_groups\n")
     }
-    const { headers, trimmed } = identityHeaders(options, session)
+    let answer = answers.get(session)
+    if (answer === undefined) {
+      answer = identityHeaders(options, session)
+      answers.set(session, answer)
+    }
+    const { headers, trimmed } = answer
     if (trimmed !== undefined && !trimmedLogged.has(session.user)) {
       trimmedLogged.add(session.user)
       log("warn", `auth headers for ${session.preferredUsername ?? session.user} kept under --auth-headers-max-bytes ${options.authHeadersMaxBytes}: ${trimmed}`)
