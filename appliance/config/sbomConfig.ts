@@ -2,7 +2,7 @@
 // teams and the managed admin user, and extra CAs for its HTTP client.
 import { readFileSync } from "node:fs"
 import { getCACertificates, setDefaultCACertificates } from "node:tls"
-import { hashPassword, verifyPassword } from "../../src/idp/realm.ts"
+import { hashPassword, verifyPassword } from "../../src/idp/passwords.ts"
 import type { SbomOidcOptions } from "../../src/sbom/oidc.ts"
 import { permissions, type SbomStore } from "../../src/sbom/store.ts"
 import { issuerOf } from "../../src/idp/Idp.ts"
@@ -71,7 +71,7 @@ export const bootstrapSbom = async (store: SbomStore, admin: { readonly username
     await store.createTeam("Automation", ["BOM_UPLOAD", "PROJECT_CREATION_UPLOAD", "VIEW_PORTFOLIO"])
   }
   const existing = store.user(admin.username)
-  if (existing === undefined || existing.passwordHash === undefined || !verifyPassword(admin.password, existing.passwordHash)) {
+  if (existing === undefined || existing.passwordHash === undefined || !(await verifyPassword(admin.password, existing.passwordHash))) {
     await store.putUser({
       username: admin.username,
       kind: "managed",

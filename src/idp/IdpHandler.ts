@@ -8,7 +8,9 @@ import type { NodeHandler } from "../http/Listeners.ts"
 import { readBodyUpTo } from "../http/requestBody.ts"
 import type { SourceRanges } from "../http/SourceRanges.ts"
 import { loginPage, messagePage } from "./pages.ts"
-import { dummyPasswordCheck, verifyPassword, type RealmUser } from "./realm.ts"
+import { dummyPasswordCheck, verifyPassword } from "./passwords.ts"
+import type { RealmUser } from "./realm.ts"
+import { describeWait, makeSignInThrottle, type SignInThrottle } from "./signInThrottle.ts"
 import { accountClaims, loginActionsPath, originAllowed, realmPath, subjectOf, userinfoRoute, type RealmRuntime } from "./realmProvider.ts"
 
 
@@ -42,6 +44,8 @@ export interface IdpHandlerOptions {
   readonly signingKeys: ReadonlyArray<JWK>
   readonly trustedProxies: SourceRanges | undefined
   readonly log: (level: "info" | "warn", message: string) => void
+  /** failed sign-ins per name (defaults: 5 free, then 30 s doubling to 15 min) */
+  readonly throttle?: SignInThrottle
 }
 
 export const makeIdpHandler = (options: IdpHandlerOptions): NodeHandler => {
@@ -50,6 +54,8 @@ export const makeIdpHandler = (options: IdpHandlerOptions): NodeHandler => {
   const publicKeys = createLocalJWKSet({
     keys: options.signingKeys.map(({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use }) as JWK)
   })
+
+  const throttle = options.throttle ?? makeSignInThrottle()
 
   const findUser = (runtime: RealmRuntime, login: string): RealmUser | undefined => {
     const name = login.trim().toLowerCase()
@@ -97,12 +103,26 @@ export const makeIdpHandler = (options: IdpHandlerOptions): NodeHandler => {
     const username = form.get("username") ?? ""
     const password = form.get("password") ?? ""
     const user = findUser(runtime, username)
-    const passwordOk = user?.passwordHash !== undefined ? verifyPassword(password, user.passwordHash) : (dummyPasswordCheck(), false)
+    // a user's name and email share one count
+    const throttleKey = `${runtime.realm.realm}/${user?.username ?? username}`
+    const wait = throttle.waitMs(throttleKey)
+    if (wait > 0) {
+      const error = `Too many failed sign-ins for this account. Try again in ${describeWait(wait)}.`
+      return send(response, 429, "text/html; charset=utf-8", loginPage({ realmName, clientName: client?.name ?? clientId, action, username, error }), {
+        "retry-after": String(Math.ceil(wait / 1000))
+      })
+    }
+    const passwordOk = user?.passwordHash !== undefined ? await verifyPassword(password, user.passwordHash) : await dummyPasswordCheck()
     if (user === undefined || !passwordOk || !user.enabled) {
+      if (!passwordOk) throttle.failed(throttleKey)
+      if (throttle.waitMs(throttleKey) > 0) {
+        options.log("warn", `realm ${runtime.realm.realm}: sign-ins for "${username.slice(0, 64)}" paused for ${describeWait(throttle.waitMs(throttleKey))} after repeated failures`)
+      }
       options.log("info", `realm ${runtime.realm.realm}: failed sign-in for "${username.slice(0, 64)}" (${user === undefined ? "unknown user" : !user.enabled ? "user disabled" : "wrong password"})`)
       const error = user !== undefined && passwordOk && !user.enabled ? "Account is disabled, contact your administrator." : "Invalid username or password."
       return send(response, 401, "text/html; charset=utf-8", loginPage({ realmName, clientName: client?.name ?? clientId, action, username, error }))
     }
+    throttle.succeeded(throttleKey)
     options.log("info", `realm ${runtime.realm.realm}: ${user.username} signed in for ${clientId}`)
     return finish(subjectOf(runtime.realm.realm, user.username))
   }

@@ -2,8 +2,8 @@
 // serves (realm, OIDC clients with their audience and group mappers, users, groups, roles), as JSON
 // or as the same structure in YAML. Plain passwords are hashed with scrypt while the file is read;
 // Keycloak's exported pbkdf2 and argon2 hashes are kept, re-encoded as self-describing strings.
-import { argon2Sync, pbkdf2Sync, randomBytes, scryptSync, timingSafeEqual } from "node:crypto"
 import { parse as parseYaml } from "yaml"
+import { hashPassword, pbkdf2Digests, storedHashProblem } from "./passwords.ts"
 
 export interface RealmClient {
   readonly clientId: string
@@ -68,113 +68,9 @@ export class RealmError extends Error {
   }
 }
 
-// ---- password hashes ------------------------------------------------------------------------
-//
-// Stored strings, all `<scheme>$<parameters>$<salt base64>$<hash base64>`:
-//   scrypt$N=16384,r=8,p=1$…$…          made by hashPassword
-//   pbkdf2-sha256$27500$…$…             Keycloak's pbkdf2-sha256, pbkdf2-sha512 and pbkdf2 (SHA-1)
-//   argon2id$m=7168,t=5,p=1$…$…         Keycloak's argon2 (its default since Keycloak 24), version 1.3
-
-// about 50 ms per hash or check
-const scryptCost = { N: 16384, r: 8, p: 1 }
-const scryptKeyLength = 32
-
-type StoredHash =
-  | { readonly kind: "scrypt"; readonly N: number; readonly r: number; readonly p: number; readonly salt: Buffer; readonly hash: Buffer }
-  | { readonly kind: "pbkdf2"; readonly digest: string; readonly iterations: number; readonly salt: Buffer; readonly hash: Buffer }
-  | {
-    readonly kind: "argon2"
-    readonly variant: "argon2id" | "argon2i" | "argon2d"
-    readonly memory: number
-    readonly passes: number
-    readonly parallelism: number
-    readonly salt: Buffer
-    readonly hash: Buffer
-  }
-
-const pbkdf2Digests: Readonly<Record<string, string>> = { "pbkdf2": "sha1", "pbkdf2-sha256": "sha256", "pbkdf2-sha512": "sha512" }
-
-const base64 = (text: string): Buffer | undefined =>
-  /^[A-Za-z0-9+/]+={0,2}$/.test(text) && text.replace(/=+$/, "").length % 4 !== 1 ? Buffer.from(text, "base64") : undefined
+// ---- reading the file -------------------------------------------------------------------------
 
 const between = (value: number, low: number, high: number) => Number.isSafeInteger(value) && value >= low && value <= high
-
-/** the parsed hash, or why the string is not one; the bounds keep a realm file from asking for absurd work */
-const parseStoredHash = (stored: string): StoredHash | string => {
-  const parts = stored.split("$")
-  if (parts.length !== 4) return "expected <scheme>$<parameters>$<salt>$<hash>"
-  const [scheme, parameters, saltText, hashText] = parts
-  const salt = base64(saltText)
-  const hash = base64(hashText)
-  if (salt === undefined || salt.length < 8) return "the salt is not base64 of at least 8 bytes"
-  if (hash === undefined || hash.length < 16) return "the hash is not base64 of at least 16 bytes"
-  if (scheme === "scrypt") {
-    const match = /^N=(\d+),r=(\d+),p=(\d+)$/.exec(parameters)
-    const [N, r, p] = match === null ? [0, 0, 0] : match.slice(1).map(Number)
-    if (!between(N, 2, 1 << 20) || (N & (N - 1)) !== 0 || !between(r, 1, 32) || !between(p, 1, 16) || 128 * N * r > 1 << 30) {
-      return `unusable scrypt parameters "${parameters}"`
-    }
-    return { kind: "scrypt", N, r, p, salt, hash }
-  }
-  if (Object.hasOwn(pbkdf2Digests, scheme)) {
-    const iterations = /^\d+$/.test(parameters) ? Number(parameters) : 0
-    if (!between(iterations, 1, 10_000_000)) return `unusable ${scheme} iteration count "${parameters}"`
-    return { kind: "pbkdf2", digest: pbkdf2Digests[scheme], iterations, salt, hash }
-  }
-  if (scheme === "argon2id" || scheme === "argon2i" || scheme === "argon2d") {
-    const match = /^m=(\d+),t=(\d+),p=(\d+)$/.exec(parameters)
-    const [memory, passes, parallelism] = match === null ? [0, 0, 0] : match.slice(1).map(Number)
-    if (!between(parallelism, 1, 64) || !between(memory, 8 * parallelism, 1 << 20) || !between(passes, 1, 100)) {
-      return `unusable ${scheme} parameters "${parameters}"`
-    }
-    return { kind: "argon2", variant: scheme, memory, passes, parallelism, salt, hash }
-  }
-  return `unknown hash scheme "${scheme}"`
-}
-
-const derive = (password: string, stored: StoredHash): Buffer => {
-  switch (stored.kind) {
-    case "scrypt": {
-      const { N, r, p } = stored
-      return scryptSync(password, stored.salt, stored.hash.length, { N, r, p, maxmem: 256 * N * r + (1 << 20) })
-    }
-    case "pbkdf2":
-      // Keycloak (Java's PBEKeySpec) feeds the password in as UTF-8, as Node does with a string
-      return pbkdf2Sync(password, stored.salt, stored.iterations, stored.hash.length, stored.digest)
-    case "argon2":
-      return argon2Sync(stored.variant, {
-        message: password,
-        nonce: stored.salt,
-        memory: stored.memory,
-        passes: stored.passes,
-        parallelism: stored.parallelism,
-        tagLength: stored.hash.length
-      })
-  }
-}
-
-export const hashPassword = (password: string): string => {
-  const salt = randomBytes(16)
-  const { N, r, p } = scryptCost
-  const hash = scryptSync(password, salt, scryptKeyLength, { N, r, p, maxmem: 256 * N * r + (1 << 20) })
-  return `scrypt$N=${N},r=${r},p=${p}$${salt.toString("base64")}$${hash.toString("base64")}`
-}
-
-export const verifyPassword = (password: string, stored: string): boolean => {
-  const parsed = parseStoredHash(stored)
-  if (typeof parsed === "string") return false
-  // derive() returns as many bytes as the stored hash has, so the lengths always agree
-  return timingSafeEqual(derive(password, parsed), parsed.hash)
-}
-
-const dummyHash: StoredHash = { kind: "scrypt", ...scryptCost, salt: randomBytes(16), hash: randomBytes(scryptKeyLength) }
-
-/** the work of a real check with hashPassword's cost, for unknown users: the time taken does not tell which usernames exist */
-export const dummyPasswordCheck = (): void => {
-  timingSafeEqual(derive("not the password", dummyHash), dummyHash.hash)
-}
-
-// ---- reading the file -------------------------------------------------------------------------
 
 /** a problem at a path in the document; parseRealm adds the file name */
 class Invalid extends Error {
@@ -532,8 +428,8 @@ const keycloakHash = (
   } else {
     return fail(paths.algorithm, `password hash algorithm "${algorithm}" is not supported (pbkdf2-sha256, pbkdf2-sha512, pbkdf2 and argon2 are)`)
   }
-  const problem = parseStoredHash(stored)
-  return typeof problem === "string" ? fail(paths.credential, `unusable ${algorithm} hash: ${problem}`) : stored
+  const problem = storedHashProblem(stored)
+  return problem !== undefined ? fail(paths.credential, `unusable ${algorithm} hash: ${problem}`) : stored
 }
 
 // credential types that are harmless to pass over; any other (otp, webauthn, …) is a sign-in factor larder cannot check
@@ -557,8 +453,8 @@ const readPassword = (user: Fields, path: string): string | undefined => {
       if (plain === "") fail(child(here, "value"), "the password is empty")
       stored = hashPassword(plain)
     } else if (hashed !== undefined) {
-      const problem = parseStoredHash(hashed)
-      if (typeof problem === "string") {
+      const problem = storedHashProblem(hashed)
+      if (problem !== undefined) {
         fail(child(here, "hashedValue"), `not a password hash larder can check (such as hashPassword's "scrypt$N=…,r=…,p=…$salt$hash"): ${problem}`)
       }
       stored = hashed

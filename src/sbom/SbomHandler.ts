@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto"
 import { jwtVerify, SignJWT } from "jose"
 import type { NodeHandler } from "../http/Listeners.ts"
 import { readBodyUpTo } from "../http/requestBody.ts"
-import { dummyPasswordCheck, verifyPassword } from "../idp/realm.ts"
+import { dummyPasswordCheck, verifyPassword } from "../idp/passwords.ts"
+import { describeWait, makeSignInThrottle } from "../idp/signInThrottle.ts"
 import { checkBom } from "./bom.ts"
 import { OidcLoginError, type SbomOidc } from "./oidc.ts"
 import { permissions, type Permission, type Project, type SbomStore, type Team, type User } from "./store.ts"
@@ -123,6 +124,8 @@ export interface SbomHandlerOptions {
 export const makeSbomHandler = (options: SbomHandlerOptions): NodeHandler => {
   const { store, oidc, log } = options
   const assets = sbomAssets(oidc)
+  // managed users' passwords: the same lockout as the identity provider's login page
+  const throttle = makeSignInThrottle()
 
   const sessionToken = (user: User) =>
     new SignJWT({ kind: user.kind }).setProtectedHeader({ alg: "HS256" }).setSubject(user.username).setIssuer("larder-sbom")
@@ -256,8 +259,17 @@ export const makeSbomHandler = (options: SbomHandlerOptions): NodeHandler => {
         const form = await readForm(request)
         const username = form.get("username") ?? ""
         const user = store.user(username)
-        const ok = user?.kind === "managed" && user.passwordHash !== undefined ? verifyPassword(form.get("password") ?? "", user.passwordHash) : (dummyPasswordCheck(), false)
-        if (!ok) throw new HttpError(401, "Unauthorized", "invalid username or password")
+        const wait = throttle.waitMs(username)
+        if (wait > 0) {
+          response.setHeader("retry-after", String(Math.ceil(wait / 1000)))
+          throw new HttpError(429, "Too Many Requests", `too many failed sign-ins for this username; try again in ${describeWait(wait)}`)
+        }
+        const ok = user?.kind === "managed" && user.passwordHash !== undefined ? await verifyPassword(form.get("password") ?? "", user.passwordHash) : await dummyPasswordCheck()
+        if (!ok) {
+          throttle.failed(username)
+          throw new HttpError(401, "Unauthorized", "invalid username or password")
+        }
+        throttle.succeeded(username)
         plain(response, 200, await sessionToken(user!))
       }
     },

@@ -89,6 +89,36 @@ t.test("redirect URIs outside the registered ones are refused", async (t) => {
   t.match(await answer.text(), /redirect_uri did not match/)
 })
 
+t.test("repeated failed sign-ins pause the name, whether or not the user exists, and leave other names alone", async (t) => {
+  const url = new URL(`${issuer}/protocol/openid-connect/auth`)
+  url.search = new URLSearchParams({ response_type: "code", client_id: "spa", redirect_uri: `${spaOrigin}/callback/x`, scope: "openid", code_challenge: "c".repeat(43), code_challenge_method: "S256" }).toString()
+  const loginPage = async () => {
+    const browser = makeBrowserless()
+    const page = (await browser.follow(url.href)).at(-1)!
+    return { browser, page }
+  }
+  for (const [name, password] of [["crowd", "crowd-password"], ["nobody-here", "any-password"]]) {
+    const { browser, page } = await loginPage()
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const answer = (await browser.submitLogin(page, name, `wrong-${attempt}`)).at(-1)!
+      t.equal(answer.status, 401, `${name}: failure ${attempt} is an ordinary refusal`)
+    }
+    const paused = (await browser.submitLogin(page, name, password, (next) => next.startsWith(spaOrigin))).at(-1)!
+    t.equal(paused.status, 429, `${name}: the sixth try is paused, even with the right password`)
+    t.match(paused.body, /Too many failed sign-ins for this account\. Try again in 30 seconds\./)
+    const retryAfter = Number(paused.headers["retry-after"])
+    t.ok(retryAfter > 0 && retryAfter <= 30, `Retry-After ${retryAfter}`)
+  }
+  const { browser, page } = await loginPage()
+  const upper = (await browser.submitLogin(page, "CROWD", "crowd-password")).at(-1)!
+  t.equal(upper.status, 429, "the name is paused however it is spelled, and by email too")
+  t.equal((await browser.submitLogin(page, "crowd@example.test", "crowd-password")).at(-1)!.status, 429)
+  const other = await loginPage()
+  const hops = await other.browser.submitLogin(other.page, "alice", "alice-password", (next) => next.startsWith(spaOrigin))
+  const location = String(hops.at(-1)!.headers.location ?? "")
+  t.ok(location.startsWith(`${spaOrigin}/callback/x?code=`), "another name signs in as usual")
+})
+
 t.test("the token endpoint's CORS answer follows Web Origins", async (t) => {
   const token = `${issuer}/protocol/openid-connect/token`
   const probe = (origin: string) =>

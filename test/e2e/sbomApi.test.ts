@@ -129,6 +129,22 @@ t.test("an invalid BOM: 400 with the schema's reasons, nothing stored", async (t
   t.equal((await curlWithKey(key, ["-X", "PUT", "-H", "Content-Type: application/json", "--data", `@${payload}`, `${larder.webUrl}/api/v1/bom`])).status, 200, "CycloneDX 1.5 is accepted too")
 })
 
+t.test("password sign-in: failures are refused alike, then the name is paused; other names are not", async (t) => {
+  const signIn = (username: string, password: string) =>
+    fetch(`${larder.webUrl}/api/v1/user/login`, { method: "POST", body: new URLSearchParams({ username, password }) })
+  const wrong = await signIn(larder.username, "not-the-password")
+  t.equal(wrong.status, 401)
+  t.match(await wrong.json(), { detail: "invalid username or password" })
+  for (let attempt = 1; attempt <= 5; attempt++) t.equal((await signIn("intruder", `guess-${attempt}`)).status, 401, `unknown name, failure ${attempt}`)
+  const paused = await signIn("intruder", "guess-6")
+  t.equal(paused.status, 429)
+  t.equal(paused.headers.get("content-type"), "application/problem+json")
+  t.match(await paused.json(), { status: 429, detail: /too many failed sign-ins for this username; try again in 30 seconds/ })
+  t.ok(Number(paused.headers.get("retry-after")) > 0, `Retry-After ${paused.headers.get("retry-after")}`)
+  const admin = await signIn(larder.username, larder.password)
+  t.equal(admin.status, 200, "another name signs in as usual")
+})
+
 t.test("teams, memberships, OIDC groups and mappings", async (t) => {
   const team = (await api("PUT", "/api/v1/team", { name: "platform" })).body
   t.equal((await api("PUT", "/api/v1/team", { name: "platform" })).status, 409)
