@@ -8,7 +8,7 @@ import type { NodeHandler } from "../http/Listeners.ts"
 import { readBodyUpTo } from "../http/requestBody.ts"
 import type { SourceRanges } from "../http/SourceRanges.ts"
 import { loginPage, messagePage } from "./pages.ts"
-import { dummyPasswordCheck, verifyPassword } from "./passwords.ts"
+import { commonHashCost, dummyPasswordCheck, verifyPassword } from "./passwords.ts"
 import type { RealmUser } from "./realm.ts"
 import { describeWait, makeSignInThrottle, type SignInThrottle } from "./signInThrottle.ts"
 import { accountClaims, loginActionsPath, originAllowed, realmPath, subjectOf, userinfoRoute, type RealmRuntime } from "./realmProvider.ts"
@@ -56,6 +56,11 @@ export const makeIdpHandler = (options: IdpHandlerOptions): NodeHandler => {
   })
 
   const throttle = options.throttle ?? makeSignInThrottle()
+  // an unknown name costs what the realm's users' checks cost (Keycloak imports: pbkdf2 or argon2)
+  const realmHashCosts = new Map(options.realms.map((runtime) => [
+    runtime.realm.realm,
+    commonHashCost(runtime.realm.users.flatMap((user) => (user.passwordHash === undefined ? [] : [user.passwordHash])))
+  ]))
 
   const findUser = (runtime: RealmRuntime, login: string): RealmUser | undefined => {
     const name = login.trim().toLowerCase()
@@ -112,7 +117,7 @@ export const makeIdpHandler = (options: IdpHandlerOptions): NodeHandler => {
         "retry-after": String(Math.ceil(wait / 1000))
       })
     }
-    const passwordOk = user?.passwordHash !== undefined ? await verifyPassword(password, user.passwordHash) : await dummyPasswordCheck()
+    const passwordOk = user?.passwordHash !== undefined ? await verifyPassword(password, user.passwordHash) : await dummyPasswordCheck(realmHashCosts.get(runtime.realm.realm))
     if (user === undefined || !passwordOk || !user.enabled) {
       if (!passwordOk) throttle.failed(throttleKey)
       if (throttle.waitMs(throttleKey) > 0) {

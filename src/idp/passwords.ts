@@ -14,7 +14,7 @@ import { argon2, pbkdf2, randomBytes, scrypt, scryptSync, timingSafeEqual } from
 const scryptCost = { N: 16384, r: 8, p: 1 }
 const scryptKeyLength = 32
 
-type StoredHash =
+export type StoredHash =
   | { readonly kind: "scrypt"; readonly N: number; readonly r: number; readonly p: number; readonly salt: Buffer; readonly hash: Buffer }
   | { readonly kind: "pbkdf2"; readonly digest: string; readonly iterations: number; readonly salt: Buffer; readonly hash: Buffer }
   | {
@@ -127,10 +127,37 @@ export const storedHashProblem = (stored: string): string | undefined => {
   return typeof parsed === "string" ? parsed : undefined
 }
 
-const dummyHash: StoredHash = { kind: "scrypt", ...scryptCost, salt: randomBytes(16), hash: randomBytes(scryptKeyLength) }
+const defaultDummy: StoredHash = { kind: "scrypt", ...scryptCost, salt: randomBytes(16), hash: randomBytes(scryptKeyLength) }
 
-/** the work of a real check with hashPassword's cost, for unknown users: the time taken does not tell which usernames exist */
-export const dummyPasswordCheck = async (): Promise<false> => {
-  timingSafeEqual(await deriveInTurn("not the password", dummyHash), dummyHash.hash)
+/**
+ * For unknown users: the work of a real check, so the time taken does not tell which names exist.
+ * `like` is a stored hash whose cost to copy (a realm imported from Keycloak checks pbkdf2 or
+ * argon2, cheaper or dearer than hashPassword's scrypt); without it, hashPassword's cost.
+ */
+export const dummyPasswordCheck = async (like?: StoredHashParameters): Promise<false> => {
+  const dummy = like?.dummy ?? defaultDummy
+  timingSafeEqual(await deriveInTurn("not the password", dummy), dummy.hash)
   return false
+}
+
+export interface StoredHashParameters {
+  /** `<scheme>$<parameters>`, as in the stored strings */
+  readonly cost: string
+  readonly dummy: StoredHash
+}
+
+/** the most common scheme and parameters among stored hashes, to make dummyPasswordCheck as dear as a real check */
+export const commonHashCost = (stored: ReadonlyArray<string>): StoredHashParameters | undefined => {
+  const counts = new Map<string, number>()
+  for (const hash of stored) {
+    if (storedHashProblem(hash) !== undefined) continue
+    const cost = hash.split("$").slice(0, 2).join("$")
+    counts.set(cost, (counts.get(cost) ?? 0) + 1)
+  }
+  const [cost] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? []
+  if (cost === undefined) return undefined
+  const randomBase64 = (bytes: number) => randomBytes(bytes).toString("base64")
+  const example = stored.find((hash) => hash.startsWith(`${cost}$`))!
+  const hashBytes = Buffer.from(example.split("$")[3], "base64").length
+  return { cost, dummy: parseStoredHash(`${cost}$${randomBase64(16)}$${randomBase64(hashBytes)}`) as StoredHash }
 }

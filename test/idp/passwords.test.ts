@@ -1,5 +1,6 @@
+import { pbkdf2Sync, randomBytes } from "node:crypto"
 import t from "tap"
-import { dummyPasswordCheck, hashPassword, storedHashProblem, verifyPassword } from "../../src/idp/passwords.ts"
+import { commonHashCost, dummyPasswordCheck, hashPassword, storedHashProblem, verifyPassword } from "../../src/idp/passwords.ts"
 
 t.test("checks run off the event loop: timers keep firing during a burst of sign-ins", async (t) => {
   const stored = hashPassword("right")
@@ -27,4 +28,21 @@ t.test("stored strings larder cannot check are named, not thrown", async (t) => 
   t.match(storedHashProblem("scrypt$N=3,r=8,p=1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA=="), /unusable scrypt parameters/)
   t.match(storedHashProblem("md5$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA=="), /unknown hash scheme "md5"/)
   t.equal(await verifyPassword("x", "md5$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA=="), false)
+})
+
+t.test("unknown names cost what the realm's own checks cost", async (t) => {
+  // as a Keycloak import has them: pbkdf2-sha256, 27500 iterations, 64-byte hashes
+  const keycloak = (password: string) => {
+    const salt = randomBytes(16)
+    return `pbkdf2-sha256$27500$${salt.toString("base64")}$${pbkdf2Sync(password, salt, 27500, 64, "sha256").toString("base64")}`
+  }
+  const stored = [keycloak("a"), keycloak("b"), hashPassword("c"), "not a hash"]
+  t.ok(await verifyPassword("a", stored[0]), "the Keycloak hash checks")
+  const common = commonHashCost(stored)!
+  t.equal(common.cost, "pbkdf2-sha256$27500", "the most common scheme and parameters")
+  t.match(common.dummy, { kind: "pbkdf2", digest: "sha256", iterations: 27500 })
+  t.equal(common.dummy.hash.length, 64, "as long as the real hashes")
+  t.equal(await dummyPasswordCheck(common), false)
+  t.equal(commonHashCost([]), undefined, "no users: hashPassword's cost is used")
+  t.equal(commonHashCost(["not a hash"]), undefined)
 })
