@@ -5,6 +5,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Config, Effect, Layer, Logger, References, Schedule } from "effect"
 import { Command, Flag } from "effect/cli"
+import { optionalStringFlag, withEnv } from "./config/envFlag.ts"
 import { Repositories } from "../src/actors/Repositories.ts"
 import { UpstreamClient, defaultUpstreamClientOptions } from "../src/actors/UpstreamClient.ts"
 import { counterChildren, Metrics } from "../src/admin/Metrics.ts"
@@ -43,9 +44,6 @@ import { resolve } from "node:path"
 const logLevels = ["trace", "debug", "info", "warn", "error"] as const
 const levelNames = { trace: "Trace", debug: "Debug", info: "Info", warn: "Warn", error: "Error" } as const
 
-const withEnv = <A>(flag: Flag.Flag<A>, env: Config.Config<A>, fallback: A) =>
-  flag.pipe(Flag.withFallbackConfig(env), Flag.withDefault(fallback))
-
 export const serveFlags = {
   dataDir: withEnv(
     Flag.String("data-dir").pipe(Flag.withDescription("Directory for the index, blobs and generated secrets")),
@@ -79,16 +77,8 @@ export const serveFlags = {
     Config.String("LARDER_TRUSTED_PROXIES"),
     "127.0.0.1/32,::1/128"
   ),
-  repositories: Flag.String("repositories").pipe(
-    Flag.withDescription("YAML or JSON list of repository objects (Nexus REST shape) overriding the defaults by name"),
-    Flag.withFallbackConfig(Config.String("LARDER_REPOSITORIES")),
-    Flag.optional
-  ),
-  adminSecretDir: Flag.String("admin-secret-dir").pipe(
-    Flag.withDescription("Directory holding files `username` and `password` with the admin credentials"),
-    Flag.withFallbackConfig(Config.String("LARDER_ADMIN_SECRET_DIR")),
-    Flag.optional
-  ),
+  repositories: optionalStringFlag("repositories", "LARDER_REPOSITORIES", "YAML or JSON list of repository objects (Nexus REST shape) overriding the defaults by name"),
+  adminSecretDir: optionalStringFlag("admin-secret-dir", "LARDER_ADMIN_SECRET_DIR", "Directory holding files `username` and `password` with the admin credentials"),
   logLevel: withEnv(
     Flag.Literals("log-level", logLevels).pipe(Flag.withDescription("Minimum level logged")),
     Config.Literals(logLevels, "LARDER_LOG_LEVEL"),
@@ -110,11 +100,7 @@ export const serveFlags = {
     defaultEvictionPolicy
   ),
   ...idpFlags,
-  caFile: Flag.String("ca-file").pipe(
-    Flag.withDescription("PEM file of CAs to trust besides the system's, for the SBOM intake's OIDC discovery (the JVM trust-store dance of Dependency-Track); NODE_EXTRA_CA_CERTS works too"),
-    Flag.withFallbackConfig(Config.String("LARDER_CA_FILE")),
-    Flag.optional
-  ),
+  caFile: optionalStringFlag("ca-file", "LARDER_CA_FILE", "PEM file of CAs to trust besides the system's, for the SBOM intake's OIDC discovery (the JVM trust-store dance of Dependency-Track); NODE_EXTRA_CA_CERTS works too"),
   gateConfig: gateConfigFlag,
   ...gateFlags,
   upstreamTimeout: withEnv(

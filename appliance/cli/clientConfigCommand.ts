@@ -2,8 +2,9 @@
 // route pulls through larder's LAN listener, printed or written to DIR.
 import { mkdirSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { Config, Effect } from "effect"
+import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
+import { optionalStringFlag } from "../config/envFlag.ts"
 import { applyAptSources, readAptSourcesFiles, revertAptSources } from "../clientConfig/aptApply.ts"
 import { renderLarderSources } from "../clientConfig/aptSources.ts"
 import { cargoConfig, type ConfigFile, goConfig, npmConfig, pipConfig } from "../clientConfig/buildClients.ts"
@@ -16,11 +17,7 @@ import { connectionFlags } from "./connectionFlags.ts"
 import { makeRestClient, readPassword } from "./restClient.ts"
 
 const common = {
-  lanHost: Flag.String("lan-host").pipe(
-    Flag.withDescription("larder's LAN listener as clients reach it: HOST:PORT, no scheme"),
-    Flag.withFallbackConfig(Config.String("LARDER_LAN_HOST")),
-    Flag.optional
-  ),
+  lanHost: optionalStringFlag("lan-host", "LARDER_LAN_HOST", "larder's LAN listener as clients reach it: HOST:PORT, no scheme"),
   out: Flag.String("out").pipe(Flag.withDescription("Write the files into this directory instead of printing them"), Flag.optional)
 }
 
@@ -53,11 +50,7 @@ const simple = (kind: string, description: string, make: (lan: ReturnType<typeof
 
 const runtimeFlags = {
   ...common,
-  repositories: Flag.String("repositories").pipe(
-    Flag.withDescription("The repositories file larder runs with, when its docker upstreams differ from the defaults"),
-    Flag.withFallbackConfig(Config.String("LARDER_REPOSITORIES")),
-    Flag.optional
-  ),
+  repositories: optionalStringFlag("repositories", "LARDER_REPOSITORIES", "The repositories file larder runs with, when its docker upstreams differ from the defaults"),
   endpointTemplate: Flag.String("endpoint-template").pipe(
     Flag.withDescription("Mirror endpoint with {lan_host} and {repository}; must end in /v2"),
     Flag.withDefault(defaultEndpointTemplate)

@@ -1,13 +1,10 @@
 // The flags every command that talks to larder's REST API takes.
 import { Config } from "effect"
 import { Flag } from "effect/cli"
+import { optionalStringFlag } from "../config/envFlag.ts"
 
 export const connectionFlags = {
-  url: Flag.String("url").pipe(
-    Flag.withDescription("Base URL of larder's web or LAN listener (or a Nexus)"),
-    Flag.withFallbackConfig(Config.String("LARDER_URL")),
-    Flag.optional
-  ),
+  url: optionalStringFlag("url", "LARDER_URL", "Base URL of larder's web or LAN listener (or a Nexus)"),
   user: Flag.String("user").pipe(
     Flag.withDescription("Admin user name"),
     Flag.withFallbackConfig(Config.String("LARDER_USER")),

@@ -2,6 +2,7 @@
 // names, OAUTH2_PROXY_* env, and its TOML config file through --gate-config).
 import { Config, Option } from "effect"
 import { Flag } from "effect/cli"
+import { optionalStringFlag } from "./envFlag.ts"
 import { envName, gateSettingNames, type GateSettingName, type RawGateSettings } from "../../src/gate/options.ts"
 
 const booleanSettings = new Set<GateSettingName>(["cookie-secure", "set-xauthrequest", "pass-access-token", "skip-provider-button", "skip-oidc-discovery"])
@@ -42,28 +43,12 @@ const gateFlag = (name: GateSettingName): Flag.Flag<Option.Option<string | boole
 
 export const gateFlags = Object.fromEntries(gateSettingNames.map((name) => [name, gateFlag(name)])) as Record<GateSettingName, Flag.Flag<Option.Option<string | boolean>>>
 
-export const gateConfigFlag = Flag.String("gate-config").pipe(
-  Flag.withDescription("oauth2-proxy's TOML config file (client_id = \"...\", whitelist_domains = [...]); flags and OAUTH2_PROXY_* win over it"),
-  Flag.withFallbackConfig(Config.String("OAUTH2_PROXY_CONFIG")),
-  Flag.optional
-)
+export const gateConfigFlag = optionalStringFlag("gate-config", "OAUTH2_PROXY_CONFIG", "oauth2-proxy's TOML config file (client_id = \"...\", whitelist_domains = [...]); flags and OAUTH2_PROXY_* win over it")
 
 export const idpFlags = {
-  externalUrl: Flag.String("external-url").pipe(
-    Flag.withDescription("URL browsers reach the web listener at; the IdP's issuer is <external-url>/auth/realms/<realm> (default: the web listener's address)"),
-    Flag.withFallbackConfig(Config.String("LARDER_EXTERNAL_URL")),
-    Flag.optional
-  ),
-  realmFiles: Flag.String("idp-realm-file").pipe(
-    Flag.withDescription("Comma-separated realm files (Keycloak realm-export JSON or YAML) for the embedded identity provider"),
-    Flag.withFallbackConfig(Config.String("LARDER_IDP_REALM_FILES")),
-    Flag.optional
-  ),
-  proxyHeaders: Flag.String("proxy-headers").pipe(
-    Flag.withDescription("xforwarded: trust X-Forwarded-* from --trusted-proxies for the IdP's URLs (Keycloak's option; edge is accepted, deprecated)"),
-    Flag.withFallbackConfig(Config.String("KC_PROXY_HEADERS")),
-    Flag.optional
-  )
+  externalUrl: optionalStringFlag("external-url", "LARDER_EXTERNAL_URL", "URL browsers reach the web listener at; the IdP's issuer is <external-url>/auth/realms/<realm> (default: the web listener's address)"),
+  realmFiles: optionalStringFlag("idp-realm-file", "LARDER_IDP_REALM_FILES", "Comma-separated realm files (Keycloak realm-export JSON or YAML) for the embedded identity provider"),
+  proxyHeaders: optionalStringFlag("proxy-headers", "KC_PROXY_HEADERS", "xforwarded: trust X-Forwarded-* from --trusted-proxies for the IdP's URLs (Keycloak's option; edge is accepted, deprecated)")
 }
 
 /** the gate's settings given on the command line or in OAUTH2_PROXY_* */
