@@ -96,13 +96,15 @@ const waiting: Array<() => void> = []
 
 /** derive() with at most concurrentChecks on the pool; the rest wait their turn */
 const deriveInTurn = async (password: string, stored: StoredHash): Promise<Buffer> => {
+  // a finished check hands its slot straight to the next in line, so none can slip in between
   if (running >= concurrentChecks) await new Promise<void>((resolve) => waiting.push(resolve))
-  running++
+  else running++
   try {
     return await derive(password, stored)
   } finally {
-    running--
-    waiting.shift()?.()
+    const next = waiting.shift()
+    if (next === undefined) running--
+    else next()
   }
 }
 
